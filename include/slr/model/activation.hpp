@@ -1,0 +1,52 @@
+#pragma once
+// Attention activations σ: R^L → R^L of THEORY.md §1, behind one small interface.
+//   softmax          σ_l = e^{χ_l} / Σ_m e^{χ_m}            (log-sum-exp stable)
+//   linear           σ_l = 1 + χ_l
+//   erf              σ_l = 1 + erf(c + χ_l)                  (offset c, default 0)
+//   softplus-kernel  σ_l = sp(χ_l) / Σ_m sp(χ_m), sp(t) = log(1 + e^t)
+// Adding an activation: one source file in src/model/ implementing this interface, plus one
+// line in make_activation.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace slr::model {
+
+enum class activation_kind { softmax, linear, erf, softplus_kernel };
+
+/// What identifies an activation: its kind and, for erf, the offset c.
+struct activation_spec {
+  activation_kind kind = activation_kind::softmax;
+  double erf_offset = 0.0;
+  /// Parses "softmax", "linear", "erf", "softplus-kernel"; throws std::invalid_argument.
+  static activation_kind parse_kind(std::string_view name);
+  /// "softmax", "linear", "erf", "softplus-kernel".
+  [[nodiscard]] std::string kind_name() const;
+  friend bool operator==(const activation_spec&, const activation_spec&) = default;
+};
+
+/// σ and its first two derivatives for one sequence. All spans have length L (matrices L×L,
+/// row-major). Implementations are stateless and thread-safe.
+class activation {
+public:
+  virtual ~activation() = default;
+  [[nodiscard]] virtual activation_spec spec() const noexcept = 0;
+
+  /// sigma = σ(χ).
+  virtual void evaluate(std::span<const double> chi, std::span<double> sigma) const = 0;
+
+  /// sigma = σ(χ) and out = Jᵀu with J_lm = ∂σ_l/∂χ_m, i.e. out_m = ∂(σ·u)/∂χ_m.
+  virtual void vector_jacobian(std::span<const double> chi, std::span<const double> u,
+                               std::span<double> sigma, std::span<double> out) const = 0;
+
+  /// sigma = σ(χ), jacobian = J (J_lm = ∂σ_l/∂χ_m) and hessian_m n = Σ_l u_l ∂²σ_l/∂χ_m∂χ_n.
+  virtual void second_order(std::span<const double> chi, std::span<const double> u,
+                            std::span<double> sigma, std::span<double> jacobian,
+                            std::span<double> hessian) const = 0;
+};
+
+/// Throws std::invalid_argument for a non-finite erf offset.
+[[nodiscard]] std::unique_ptr<const activation> make_activation(const activation_spec& spec);
+
+} // namespace slr::model

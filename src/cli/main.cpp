@@ -1,0 +1,38 @@
+// slr-sweep: the command-line entry point. Subcommands live in src/cli/*_command.cpp.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <stdexcept>
+
+#include "slr/cli/point_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"slr-sweep: theory and simulations of single-location regression with attention"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", SLR_VERSION);
+  const auto run_point = slr::cli::add_point_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::Normal);
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    std::cout << SLR_VERSION << "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "slr-sweep: error: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    if (const int code = run_point(); code >= 0) return code;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "slr-sweep: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "slr-sweep: fatal: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

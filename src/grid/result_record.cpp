@@ -1,0 +1,42 @@
+#include "slr/grid/result_record.hpp"
+
+#include <stdexcept>
+
+namespace slr::grid {
+
+std::size_t column_index(std::string_view name) {
+  for (std::size_t i = 0; i < result_columns.size(); ++i)
+    if (result_columns[i] == name) return i;
+  throw std::out_of_range("unknown result column '" + std::string(name) + "'");
+}
+
+std::string_view status_name(status s) noexcept {
+  switch (s) {
+  case status::ok: return "ok";
+  case status::unbounded: return "unbounded";
+  case status::not_converged: return "not_converged";
+  case status::diverged: return "diverged";
+  case status::failed: return "failed";
+  case status::timeout: return "timeout";
+  }
+  return "failed";
+}
+
+status parse_status(std::string_view name) {
+  for (auto s : {status::ok, status::unbounded, status::not_converged, status::diverged, status::failed,
+                 status::timeout})
+    if (status_name(s) == name) return s;
+  throw std::invalid_argument("unknown status '" + std::string(name) + "'");
+}
+
+void result_record::set_order_parameters(const model::order_parameters& op) {
+  set("order_parameters.m_kk", op.m_kk);
+  set("order_parameters.m_kv", op.m_kv);
+  set("order_parameters.m_vk", op.m_vk);
+  set("order_parameters.m_vv", op.m_vv);
+  set("order_parameters.q_kk", op.q_kk);
+  set("order_parameters.q_kv", op.q_kv);
+  set("order_parameters.q_vv", op.q_vv);
+}
+
+} // namespace slr::grid

@@ -1,0 +1,47 @@
+// element-wise erf with offset c: σ_l = 1 + erf(c + χ_l), σ' = (2/√π) e^{−(c+χ)²}, σ'' = −2(c+χ)σ'.
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "activation_kinds.hpp"
+
+namespace slr::model::detail {
+namespace {
+class erf_activation final : public activation {
+public:
+  explicit erf_activation(double offset) : offset_(offset) {}
+  activation_spec spec() const noexcept override { return {activation_kind::erf, offset_}; }
+  void evaluate(std::span<const double> chi, std::span<double> sigma) const override {
+    for (std::size_t l = 0; l < chi.size(); ++l) sigma[l] = 1.0 + std::erf(offset_ + chi[l]);
+  }
+  void vector_jacobian(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
+                       std::span<double> out) const override {
+    for (std::size_t l = 0; l < chi.size(); ++l) {
+      const double t = offset_ + chi[l];
+      sigma[l] = 1.0 + std::erf(t);
+      out[l] = u[l] * slope * std::exp(-t * t);
+    }
+  }
+  void second_order(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
+                    std::span<double> jacobian, std::span<double> hessian) const override {
+    const std::size_t L = chi.size();
+    std::fill(hessian.begin(), hessian.begin() + static_cast<std::ptrdiff_t>(L * L), 0.0);
+    std::fill(jacobian.begin(), jacobian.begin() + static_cast<std::ptrdiff_t>(L * L), 0.0);
+    for (std::size_t l = 0; l < L; ++l) {
+      const double t = offset_ + chi[l];
+      const double derivative = slope * std::exp(-t * t);
+      sigma[l] = 1.0 + std::erf(t);
+      jacobian[l * L + l] = derivative;
+      hessian[l * L + l] = -2.0 * t * derivative * u[l];
+    }
+  }
+
+private:
+  static constexpr double slope = 2.0 * std::numbers::inv_sqrtpi;
+  double offset_;
+};
+} // namespace
+
+std::unique_ptr<const activation> make_erf(double offset) { return std::make_unique<erf_activation>(offset); }
+
+} // namespace slr::model::detail

@@ -1,0 +1,31 @@
+// Method "bayes": the Bayes risk Δ² + 1 − E[Σ p_l²] (THEORY.md §3).
+#include "methods.hpp"
+#include "slr/theory/population.hpp"
+
+namespace slr::sched::detail {
+
+method_descriptor describe_bayes() {
+  method_descriptor m;
+  m.name = "bayes";
+  m.summary = "Bayes risk of the population problem (k*, v* known)";
+  m.options = {samples_option("200000", 100)};
+  m.solve = [](const grid::point& p, const run_context& context) {
+    const theory::mc_settings mc{static_cast<std::size_t>(option_number(p, "samples")), p.seed, context.threads};
+    const auto bayes = theory::bayes_risk(p.problem, mc);
+    grid::result_record r;
+    r.set("risk", bayes.value);
+    r.set("risk_stderr", bayes.stderr);
+    r.set("bayes_risk", bayes.value);
+    r.set("bayes_risk_stderr", bayes.stderr);
+    return r;
+  };
+  m.cost_seconds = [](const grid::point& p) {
+    return 2e-8 * option_number(p, "samples") * p.problem.lengths.mean();
+  };
+  m.memory_bytes = [](const grid::point& p) {
+    return static_cast<std::size_t>(option_number(p, "samples") * (p.problem.lengths.max_length() * 24.0 + 32.0));
+  };
+  return m;
+}
+
+} // namespace slr::sched::detail

@@ -1,0 +1,87 @@
+// Method "population": the minimal population risk of the attention predictor over the
+// manifold (THEORY.md §2), with its minimiser, beside the Bayes risk on the same sample.
+// With the option at = "m_kk=…,m_kv=…,…" it instead evaluates 𝓔(M, Q) at given order
+// parameters (any of the 7; unspecified ones are 0), as needed for mismatched minima.
+#include <cmath>
+#include <stdexcept>
+
+#include "methods.hpp"
+#include "slr/theory/population.hpp"
+
+namespace slr::sched::detail {
+namespace {
+model::order_parameters parse_order_parameters(const std::string& text) {
+  model::order_parameters op;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    const auto item = text.substr(start, comma - start);
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("option 'at': expected name=value, got '" + item + "'");
+    const auto name = item.substr(0, eq);
+    double value = 0;
+    try {
+      value = std::stod(item.substr(eq + 1));
+    } catch (const std::exception&) {
+      throw std::invalid_argument("option 'at': '" + item + "' has no numeric value");
+    }
+    double* slot = name == "m_kk" ? &op.m_kk : name == "m_kv" ? &op.m_kv : name == "m_vk" ? &op.m_vk
+                 : name == "m_vv" ? &op.m_vv : name == "q_kk" ? &op.q_kk : name == "q_kv" ? &op.q_kv
+                 : name == "q_vv" ? &op.q_vv : nullptr;
+    if (slot == nullptr) throw std::invalid_argument("option 'at': unknown order parameter '" + name + "'");
+    *slot = value;
+    start = comma + 1;
+  }
+  if (!op.is_admissible()) throw std::invalid_argument("option 'at': Q - M^T M is not positive semi-definite");
+  return op;
+}
+} // namespace
+
+method_descriptor describe_population() {
+  method_descriptor m;
+  m.name = "population";
+  m.summary = "minimal population risk of the attention predictor and its order parameters";
+  m.options = {
+      samples_option("200000", 100),
+      {"cap", option_spec::value_type::real, "10000", "cap on |m_kk| and sqrt(R_kk); reaching it reports unbounded",
+       {}, 1e-3, 1e12},
+      {"at", option_spec::value_type::text, "", "evaluate the risk at these order parameters instead of minimising",
+       {}},
+  };
+  m.solve = [](const grid::point& p, const run_context& context) {
+    const theory::mc_settings mc{static_cast<std::size_t>(option_number(p, "samples")), p.seed, context.threads};
+    grid::result_record r;
+    const auto& at = option_text(p, "at");
+    if (!at.empty()) {
+      const auto op = parse_order_parameters(at);
+      const auto risk = theory::population_risk(p.problem, op, mc);
+      r.set("risk", risk.value);
+      r.set("risk_stderr", risk.stderr);
+      r.set_order_parameters(op);
+    } else {
+      const auto minimum = theory::minimise_population_risk(p.problem, mc, {option_number(p, "cap")});
+      r.set("risk", minimum.risk.value);
+      r.set("risk_stderr", minimum.risk.stderr);
+      r.set_order_parameters(minimum.argmin);
+      r.set("iterations", minimum.evaluations);
+      if (minimum.unbounded) {
+        r.status = grid::status::unbounded;
+        r.message = "the minimiser reached the cap on |k|: the risk is its limit as |k| -> infinity";
+      }
+    }
+    const auto bayes = theory::bayes_risk(p.problem, mc);
+    r.set("bayes_risk", bayes.value);
+    r.set("bayes_risk_stderr", bayes.stderr);
+    return r;
+  };
+  m.cost_seconds = [](const grid::point& p) {
+    const double evaluations = option_text(p, "at").empty() ? 150.0 : 1.0;
+    return 1e-7 * evaluations * option_number(p, "samples") * p.problem.lengths.mean();
+  };
+  m.memory_bytes = [](const grid::point& p) {
+    return static_cast<std::size_t>(option_number(p, "samples") * (p.problem.lengths.max_length() * 40.0 + 32.0));
+  };
+  return m;
+}
+
+} // namespace slr::sched::detail

@@ -1,0 +1,114 @@
+#include "slr/sched/method_registry.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "methods.hpp"
+
+namespace slr::sched {
+
+const std::vector<method_descriptor>& all_methods() {
+  static const std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population()};
+  return methods;
+}
+
+const method_descriptor& find_method(std::string_view name) {
+  std::string known;
+  for (const auto& m : all_methods()) {
+    if (m.name == name) return m;
+    known += (known.empty() ? "" : ", ") + m.name;
+  }
+  throw std::invalid_argument("unknown method '" + std::string(name) + "' (expected one of: " + known + ")");
+}
+
+std::string canonical_option(const option_spec& spec, std::string_view value) {
+  const auto fail = [&](const std::string& reason) -> std::invalid_argument {
+    return std::invalid_argument("option '" + spec.name + "': " + reason);
+  };
+  switch (spec.type) {
+  case option_spec::value_type::text: return std::string(value);
+  case option_spec::value_type::choice:
+    for (const auto& c : spec.choices)
+      if (c == value) return c;
+    {
+      std::string list;
+      for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
+      throw fail("'" + std::string(value) + "' is not one of " + list);
+    }
+  case option_spec::value_type::integer:
+  case option_spec::value_type::real: {
+    double number = 0;
+    std::size_t used = 0;
+    try {
+      number = std::stod(std::string(value), &used);
+    } catch (const std::exception&) {
+      throw fail("'" + std::string(value) + "' is not a number");
+    }
+    if (used != value.size() || std::isnan(number)) throw fail("'" + std::string(value) + "' is not a number");
+    if (spec.type == option_spec::value_type::integer && number != std::floor(number))
+      throw fail("'" + std::string(value) + "' is not an integer");
+    if (number < spec.minimum || number > spec.maximum)
+      throw fail(std::string(value) + " is out of range [" + grid::format_number(spec.minimum) + ", " +
+                 grid::format_number(spec.maximum) + "]");
+    return grid::format_number(number);
+  }
+  }
+  throw fail("unsupported option type");
+}
+
+void complete_point(grid::point& point) {
+  const auto& method = find_method(point.method);
+  point.problem.validate();
+  for (const auto& [key, value] : point.options) {
+    bool known = false;
+    for (const auto& spec : method.options) known = known || spec.name == key;
+    if (!known) throw std::invalid_argument("option '" + key + "' is not used by method " + method.name);
+  }
+  for (const auto& spec : method.options) {
+    const auto it = point.options.find(spec.name);
+    point.options[spec.name] = canonical_option(spec, it == point.options.end() ? spec.default_value : it->second);
+  }
+  if (method.finite_alpha) {
+    if (!(point.alpha > 0) || std::isinf(point.alpha))
+      throw std::invalid_argument("alpha must be finite and > 0 for method " + method.name);
+    if (!(point.r_k >= 0) || std::isinf(point.r_k)) throw std::invalid_argument("r_k must be finite and >= 0");
+    if (!(point.r_v >= 0) || std::isinf(point.r_v)) throw std::invalid_argument("r_v must be finite and >= 0");
+  } else {
+    // Keeps identities canonical: α and r mean nothing to a population-level method.
+    point.alpha = point.r_k = point.r_v = grid::not_set;
+  }
+}
+
+double option_number(const grid::point& point, std::string_view name) {
+  return std::stod(option_text(point, name));
+}
+
+const std::string& option_text(const grid::point& point, std::string_view name) {
+  const auto it = point.options.find(std::string(name));
+  if (it == point.options.end()) throw std::out_of_range("point has no option '" + std::string(name) + "'");
+  return it->second;
+}
+
+grid::result_record solve_point(const grid::point& point, const run_context& context) {
+  const auto start = std::chrono::steady_clock::now();
+  grid::result_record record;
+  try {
+    record = find_method(point.method).solve(point, context);
+  } catch (const std::exception& e) {
+    record = grid::result_record{};
+    record.status = grid::status::failed;
+    record.message = e.what();
+  }
+  record.set("wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return record;
+}
+
+namespace detail {
+option_spec samples_option(std::string default_value, double minimum) {
+  return {"samples", option_spec::value_type::integer, std::move(default_value),
+          "Monte Carlo samples S (common random numbers)", {}, minimum, 1e9};
+}
+} // namespace detail
+
+} // namespace slr::sched

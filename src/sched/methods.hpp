@@ -1,0 +1,11 @@
+#pragma once
+// Private: one describe_* function per method, each in its own method_<name>.cpp.
+#include "slr/sched/method_registry.hpp"
+
+namespace slr::sched::detail {
+method_descriptor describe_bayes();
+method_descriptor describe_population();
+
+/// The option every Monte Carlo method shares.
+option_spec samples_option(std::string default_value, double minimum);
+} // namespace slr::sched::detail
