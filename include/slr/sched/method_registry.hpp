@@ -31,6 +31,9 @@ struct option_spec {
 struct run_context {
   unsigned threads = 1;                                            ///< 0 = all hardware threads
   double wall_time_limit_s = std::numeric_limits<double>::infinity(); ///< per point; solvers stop with status timeout
+  /// Result of the previous point of a continuation chain (α-continuation), or null. Iterative
+  /// solvers that support warm starts initialise from its order_parameters.* and V.* columns.
+  const grid::result_record* warm_start = nullptr;
 };
 
 struct method_descriptor {
