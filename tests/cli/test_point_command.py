@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The `slr-sweep point` contract: JSON keys, determinism across thread counts, exit codes and
+one-line errors that name the argument."""
+import json
+import math
+import os
+import subprocess
+import sys
+import unittest
+
+BINARY = os.environ.get("SLR_SWEEP", "slr-sweep")
+TIMING_KEYS = {"wall_s", "grad_time_s", "peak_rss_mb"}  # measurements of the run, not results
+
+
+def run(*args):
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=300)
+
+
+def point(*args):
+    result = run("point", *args)
+    if result.returncode != 0:
+        raise AssertionError(f"exit {result.returncode}: {result.stderr}")
+    return json.loads(result.stdout)
+
+
+class PointContract(unittest.TestCase):
+    def test_population_keys(self):
+        out = point("--method", "population", "--task", "spiked", "--nu", "1", "--L", "3",
+                    "--activation", "linear", "--samples", "20000", "--seed", "4")
+        for key in ("method", "task", "nu", "L", "delta", "activation", "samples", "seed", "risk",
+                    "risk_stderr", "bayes_risk", "bayes_risk_stderr", "order_parameters", "status"):
+            self.assertIn(key, out)
+        self.assertEqual(set(out["order_parameters"]),
+                         {"m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv"})
+        self.assertEqual(out["status"], "ok")
+        # Exact optimum of linear attention (THEORY.md §3): 6/11 at nu = 1, L = 3.
+        self.assertAlmostEqual(out["risk"], 6 / 11, delta=max(4 * out["risk_stderr"], 3e-3))
+
+    def test_length_pmf_and_erf_offset_are_reported(self):
+        out = point("--method", "bayes", "--L-pmf", "1:0.25,3:0.75", "--samples", "1000",
+                    "--activation", "erf", "--erf-offset", "-1")
+        self.assertEqual(out["L_pmf"], {"1": 0.25, "3": 0.75})
+        self.assertNotIn("L", out)
+        self.assertEqual(out["erf_offset"], -1)
+
+    def test_hard_max_bayes_is_noise_only(self):
+        out = point("--method", "bayes", "--task", "max", "--nu", "inf", "--delta", "0.5",
+                    "--samples", "1000")
+        self.assertEqual(out["nu"], "inf")
+        self.assertAlmostEqual(out["risk"], 0.25, places=12)
+
+    def test_unbounded_status(self):
+        out = point("--method", "population", "--task", "max", "--nu", "inf", "--samples", "5000")
+        self.assertEqual(out["status"], "unbounded")
+        self.assertIn("message", out)
+        self.assertLess(out["risk"], 2e-3)
+
+    def test_same_json_for_any_thread_count(self):
+        args = ("--method", "population", "--task", "max", "--nu", "2", "--L-pmf", "2:0.5,4:0.5",
+                "--activation", "softplus-kernel", "--samples", "20000", "--seed", "9")
+        one = point(*args, "--threads", "1")
+        two = point(*args, "--threads", "2")
+        for out in (one, two):
+            for key in TIMING_KEYS:
+                out.pop(key, None)
+        self.assertEqual(one, two)
+
+
+class BadInput(unittest.TestCase):
+    def assert_rejected(self, args, names):
+        result = run("point", *args)
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertEqual(result.stdout, "")
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn(names, lines[0])
+
+    def test_each_bad_argument_is_named(self):
+        cases = [
+            (["--method", "magic"], "magic"),
+            (["--task", "spike"], "--task"),
+            (["--nu", "-1"], "--nu"),
+            (["--nu", "abc"], "--nu"),
+            (["--task", "spiked", "--nu", "inf"], "--nu"),
+            (["--L", "0"], "--L"),
+            (["--L-pmf", "1:0.5,2:0.4"], "--L-pmf"),
+            (["--delta", "-0.1"], "--delta"),
+            (["--activation", "relu"], "--activation"),
+            (["--samples", "10"], "--samples"),
+            (["--samples", "1.5"], "--samples"),
+            (["--cap", "0"], "--cap"),
+            (["--alpha", "2"], "--alpha"),
+            (["--frobnicate", "1"], "frobnicate"),
+        ]
+        for args, name in cases:
+            with self.subTest(args=args):
+                self.assert_rejected(args, name)
+
+
+class Help(unittest.TestCase):
+    def test_help_lists_everything(self):
+        top = run("--help")
+        self.assertEqual(top.returncode, 0)
+        self.assertIn("point", top.stdout)
+        sub = run("point", "--help")
+        self.assertEqual(sub.returncode, 0)
+        for flag in ("--method", "--task", "--nu", "--L", "--L-pmf", "--delta", "--activation",
+                     "--erf-offset", "--samples", "--seed", "--threads"):
+            self.assertIn(flag, sub.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
