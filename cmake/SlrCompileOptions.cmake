@@ -1,3 +1,11 @@
+# SLR_NATIVE: tune for the build machine (-march=native). Applied to every target, because
+# Eigen's fixed-size types change alignment with the instruction set and must agree across
+# translation units. Off by default: the portable build is what CI and packages use.
+option(SLR_NATIVE "Compile for the build machine's instruction set (-march=native)" OFF)
+if(SLR_NATIVE)
+  add_compile_options($<$<CXX_COMPILER_ID:GNU,Clang>:-march=native>)
+endif()
+
 # Warnings and sanitizers as INTERFACE targets: every slr target links them PRIVATE,
 # so consumers of the exported package never inherit our flags.
 add_library(slr_warnings INTERFACE)

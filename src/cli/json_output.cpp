@@ -66,7 +66,9 @@ std::string to_json(const grid::point& point, const grid::result_record& record)
   out["status"] = std::string(grid::status_name(record.status));
   if (!record.message.empty()) out["message"] = record.message;
   if (!record.extra_json.empty()) {
-    for (const auto& [key, value] : json::parse(record.extra_json).items()) out[key] = value;
+    // Named: iterating items() of the temporary parse result would dangle.
+    const auto extra = json::parse(record.extra_json);
+    for (const auto& [key, value] : extra.items()) out[key] = value;
   }
   return out.dump();
 }

@@ -5,6 +5,7 @@
 namespace slr::sched::detail {
 method_descriptor describe_bayes();
 method_descriptor describe_population();
+method_descriptor describe_erm();
 
 /// The option every Monte Carlo method shares.
 option_spec samples_option(std::string default_value, double minimum);

@@ -1,0 +1,98 @@
+#pragma once
+// Training of the attention predictor on the empirical risk F (loss.hpp) and what is measured.
+//
+// Relative gradient (the stopping quantity): rel_grad = |∇F(w)| / (α |w|), α = N/D. It is the
+// gradient of the per-sample objective F/N with respect to the normalised weights ŵ = w/√D,
+// divided by |ŵ|, so it does not scale with N, D or the size of the weights.
+//
+// Optimisers: L-BFGS (LBFGS++, strong-Wolfe line search of Nocedal–Wright) — the default; and
+// gradient flow dŵ/dt = −∇_ŵ(F/N) (i.e. dw/dt = −∇F/α), integrated by an adaptive Heun–Euler
+// pair, recording the order parameters at chosen times t (in these natural units, in which
+// the order parameters move at O(1) rates).
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "slr/erm/data.hpp"
+#include "slr/erm/loss.hpp"
+#include "slr/model/order_parameters.hpp"
+
+namespace slr::erm {
+
+/// The 7 order parameters of (k, v) against the teacher (all /D).
+[[nodiscard]] model::order_parameters measure_order_parameters(const teacher& teacher, const Eigen::VectorXd& k,
+                                                               const Eigen::VectorXd& v);
+
+enum class initialisation { informed, random };
+/// Parses "informed" or "random"; throws std::invalid_argument otherwise.
+[[nodiscard]] initialisation parse_initialisation(std::string_view name);
+
+/// Initial w = [k; v]: informed k = k* + η g, v = v* + η g' (g, g' ~ N(0, I_D)); random
+/// k = η g, v = η g' (so |k|²/D ≈ η²). Stream (seed, initialisation). Throws if η < 0.
+[[nodiscard]] Eigen::VectorXd initial_weights(const teacher& teacher, initialisation kind, double noise,
+                                              std::uint64_t seed);
+
+enum class optimizer { lbfgs, gradient_flow };
+/// Parses "lbfgs" or "gradient-flow"; throws std::invalid_argument otherwise.
+[[nodiscard]] optimizer parse_optimizer(std::string_view name);
+
+/// What ended the training.
+enum class stop_reason {
+  tolerance,     ///< rel_grad ≤ tolerance
+  iteration_cap, ///< max_iterations reached
+  horizon,       ///< gradient flow reached the last recording time
+  line_search,   ///< the L-BFGS line search could not make progress (rounding floor)
+  timeout,       ///< wall-time limit
+};
+[[nodiscard]] std::string_view stop_reason_name(stop_reason reason) noexcept;
+
+struct trainer_settings {
+  optimizer method = optimizer::lbfgs;
+  double tolerance = 1e-6;           ///< on rel_grad, > 0
+  std::size_t max_iterations = 10000; ///< L-BFGS iterations or accepted gradient-flow steps, ≥ 1
+  double wall_time_limit_s = std::numeric_limits<double>::infinity();
+  std::size_t lbfgs_memory = 10;     ///< L-BFGS correction pairs
+  /// Gradient flow: times at which to record (sorted, ≥ 0); the last one is the horizon.
+  std::vector<double> record_times;
+  double flow_error_tolerance = 1e-4; ///< local error per step of the Heun–Euler pair, relative to |ŵ|
+};
+
+struct trajectory_point {
+  double time = 0;
+  model::order_parameters overlaps;
+  double train_loss = 0;             ///< Σ½(y − f)² / N
+  double train_loss_regularised = 0; ///< F / N
+  double rel_grad = 0;
+};
+
+struct training_result {
+  Eigen::VectorXd w;                 ///< final [k; v]
+  stop_reason stopped = stop_reason::tolerance;
+  std::string message;               ///< detail (e.g. the line-search error)
+  std::size_t iterations = 0;
+  std::size_t gradient_evaluations = 0;
+  double rel_grad = 0;
+  double train_loss = 0;             ///< Σ½(y − f)² / N at w
+  double train_loss_regularised = 0; ///< F(w) / N
+  double median_evaluation_s = 0;    ///< median wall time of one loss + gradient evaluation
+  double flow_time = 0;              ///< gradient flow: time reached
+  std::vector<trajectory_point> trajectory; ///< gradient flow only
+};
+
+/// Minimises F from w0. Throws std::invalid_argument on bad settings or a w0 of wrong size.
+[[nodiscard]] training_result train(const empirical_risk& risk, const teacher& teacher, Eigen::VectorXd w0,
+                                    const trainer_settings& settings);
+
+/// |∇F| / (α|w|) as defined above.
+[[nodiscard]] double relative_gradient(const empirical_risk& risk, const Eigen::VectorXd& w,
+                                       const Eigen::VectorXd& gradient);
+
+/// Peak resident memory of this process in MB (getrusage), or NaN where unavailable.
+[[nodiscard]] double peak_rss_mb();
+
+} // namespace slr::erm

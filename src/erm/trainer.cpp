@@ -1,0 +1,283 @@
+#include "slr/erm/trainer.hpp"
+
+#include <sys/resource.h>
+
+#include <LBFGS.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "slr/erm/normals.hpp"
+
+namespace slr::erm {
+namespace {
+using clock_type = std::chrono::steady_clock;
+
+struct timeout_signal {};
+
+// F with bookkeeping shared by both optimisers: evaluation count and durations, the lowest
+// objective seen (returned if the optimiser is interrupted), the wall-time limit.
+class tracked_objective {
+public:
+  tracked_objective(const empirical_risk& risk, double time_limit_s)
+      : risk_(risk), limit_(time_limit_s), start_(clock_type::now()) {}
+
+  double operator()(const Eigen::VectorXd& w, Eigen::VectorXd& gradient) { return evaluate(w, gradient).objective; }
+
+  loss_value evaluate(const Eigen::VectorXd& w, Eigen::VectorXd& gradient) {
+    if (std::chrono::duration<double>(clock_type::now() - start_).count() > limit_) throw timeout_signal{};
+    const auto t0 = clock_type::now();
+    last_ = risk_.evaluate(w, gradient);
+    seconds_.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    last_w_ = w;
+    last_gradient_ = gradient;
+    if (!(last_.objective >= best_objective_) && std::isfinite(last_.objective)) {
+      best_objective_ = last_.objective;
+      best_w_ = w;
+    }
+    return last_;
+  }
+
+  [[nodiscard]] std::size_t evaluations() const noexcept { return seconds_.size(); }
+  [[nodiscard]] double median_seconds() const {
+    if (seconds_.empty()) return 0.0;
+    auto copy = seconds_;
+    const auto mid = copy.begin() + static_cast<std::ptrdiff_t>(copy.size() / 2);
+    std::nth_element(copy.begin(), mid, copy.end());
+    return *mid;
+  }
+  [[nodiscard]] const Eigen::VectorXd& best_w() const noexcept { return best_w_; }
+  [[nodiscard]] bool has_best() const noexcept { return best_w_.size() > 0; }
+
+  // Loss and gradient at w, reusing the last evaluation when it was at exactly this w.
+  loss_value at(const Eigen::VectorXd& w, Eigen::VectorXd& gradient) {
+    if (last_w_.size() == w.size() && last_w_ == w) {
+      gradient = last_gradient_;
+      return last_;
+    }
+    const auto t0 = clock_type::now();
+    last_ = risk_.evaluate(w, gradient);
+    seconds_.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    last_w_ = w;
+    last_gradient_ = gradient;
+    return last_;
+  }
+
+private:
+  const empirical_risk& risk_;
+  double limit_;
+  clock_type::time_point start_;
+  std::vector<double> seconds_;
+  loss_value last_;
+  Eigen::VectorXd last_w_, last_gradient_, best_w_;
+  double best_objective_ = std::numeric_limits<double>::infinity();
+};
+
+double alpha_of(const empirical_risk& risk) {
+  return static_cast<double>(risk.samples()) / static_cast<double>(risk.dimension());
+}
+
+trajectory_point make_point(double time, const empirical_risk& risk, const teacher& teacher, const Eigen::VectorXd& w,
+                            const loss_value& value, const Eigen::VectorXd& gradient) {
+  const auto D = static_cast<Eigen::Index>(risk.dimension());
+  const auto N = static_cast<double>(risk.samples());
+  return {time, measure_order_parameters(teacher, w.head(D), w.tail(D)), value.loss / N, value.objective / N,
+          relative_gradient(risk, w, gradient)};
+}
+
+void finish(training_result& result, tracked_objective& objective, const empirical_risk& risk) {
+  Eigen::VectorXd gradient;
+  const auto value = objective.at(result.w, gradient);
+  const auto N = static_cast<double>(risk.samples());
+  result.train_loss = value.loss / N;
+  result.train_loss_regularised = value.objective / N;
+  result.rel_grad = relative_gradient(risk, result.w, gradient);
+  result.gradient_evaluations = objective.evaluations();
+  result.median_evaluation_s = objective.median_seconds();
+}
+
+training_result train_lbfgs(const empirical_risk& risk, Eigen::VectorXd w, const trainer_settings& settings) {
+  LBFGSpp::LBFGSParam<double> param;
+  param.m = static_cast<int>(settings.lbfgs_memory);
+  param.epsilon = 0.0;
+  param.epsilon_rel = settings.tolerance * alpha_of(risk); // |∇F| ≤ tol·α|w|  ⇔  rel_grad ≤ tol
+  param.max_iterations = static_cast<int>(std::min<std::size_t>(settings.max_iterations, 1U << 30));
+  param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
+  param.max_linesearch = 40;
+  LBFGSpp::LBFGSSolver<double, LBFGSpp::LineSearchNocedalWright> solver(param);
+  tracked_objective objective(risk, settings.wall_time_limit_s);
+  training_result result;
+  double fx = 0;
+  try {
+    result.iterations = static_cast<std::size_t>(solver.minimize(objective, w, fx));
+    result.w = w;
+    result.stopped = stop_reason::tolerance; // refined below from the measured rel_grad
+  } catch (const timeout_signal&) {
+    result.stopped = stop_reason::timeout;
+    result.message = "wall-time limit reached";
+    result.w = objective.has_best() ? objective.best_w() : w;
+  } catch (const std::runtime_error& e) {
+    result.stopped = stop_reason::line_search;
+    result.message = std::string("L-BFGS line search: ") + e.what();
+    result.w = objective.has_best() ? objective.best_w() : w;
+  }
+  finish(result, objective, risk);
+  if (result.stopped == stop_reason::tolerance && !(result.rel_grad <= settings.tolerance))
+    result.stopped = stop_reason::iteration_cap;
+  if (result.stopped == stop_reason::line_search && result.rel_grad <= settings.tolerance)
+    result.stopped = stop_reason::tolerance; // the best point already met the tolerance
+  return result;
+}
+
+training_result train_gradient_flow(const empirical_risk& risk, const teacher& teacher, Eigen::VectorXd w,
+                                    const trainer_settings& settings) {
+  const auto& times = settings.record_times;
+  if (times.empty()) throw std::invalid_argument("gradient flow needs at least one recording time (the horizon)");
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    if (!(times[i] >= 0) || !std::isfinite(times[i]))
+      throw std::invalid_argument("gradient-flow recording times must be finite and >= 0");
+    if (i > 0 && !(times[i] > times[i - 1]))
+      throw std::invalid_argument("gradient-flow recording times must be strictly increasing");
+  }
+  const double alpha = alpha_of(risk);
+  const double tol = settings.flow_error_tolerance;
+  tracked_objective objective(risk, settings.wall_time_limit_s);
+  training_result result;
+  Eigen::VectorXd gradient, trial_gradient, trial;
+  double t = 0;
+  std::size_t next = 0;
+  try {
+    auto value = objective.at(w, gradient);
+    Eigen::VectorXd velocity = -gradient / alpha; // dw/dt
+    double h = 1e-2;
+    while (true) {
+      while (next < times.size() && times[next] <= t) {
+        result.trajectory.push_back(make_point(times[next], risk, teacher, w, value, gradient));
+        ++next;
+      }
+      if (next == times.size()) {
+        result.stopped = stop_reason::horizon;
+        break;
+      }
+      if (relative_gradient(risk, w, gradient) <= settings.tolerance) {
+        result.stopped = stop_reason::tolerance;
+        result.trajectory.push_back(make_point(t, risk, teacher, w, value, gradient));
+        break;
+      }
+      if (result.iterations >= settings.max_iterations) {
+        result.stopped = stop_reason::iteration_cap;
+        result.trajectory.push_back(make_point(t, risk, teacher, w, value, gradient));
+        break;
+      }
+      const bool hits_record = t + h >= times[next];
+      const double step = hits_record ? times[next] - t : h;
+      // Heun (order 2) with the embedded Euler step as error estimate.
+      trial = w + step * velocity;
+      objective.evaluate(trial, trial_gradient);
+      const Eigen::VectorXd trial_velocity = -trial_gradient / alpha;
+      const double error = 0.5 * step * (trial_velocity - velocity).norm() / std::max(w.norm(), 1e-300);
+      const double factor = error > 0 ? 0.9 * std::sqrt(tol / error) : 5.0;
+      if (error <= tol) {
+        w += 0.5 * step * (velocity + trial_velocity);
+        t = hits_record ? times[next] : t + step;
+        ++result.iterations;
+        value = objective.evaluate(w, gradient);
+        velocity = -gradient / alpha;
+        h = std::max(step, h) * std::clamp(factor, 1.0, 5.0);
+        if (!std::isfinite(value.objective)) throw std::runtime_error("gradient flow diverged (non-finite loss)");
+      } else {
+        h = step * std::clamp(factor, 0.1, 0.9);
+      }
+    }
+  } catch (const timeout_signal&) {
+    result.stopped = stop_reason::timeout;
+    result.message = "wall-time limit reached";
+  }
+  result.w = w;
+  result.flow_time = t;
+  finish(result, objective, risk);
+  return result;
+}
+} // namespace
+
+model::order_parameters measure_order_parameters(const teacher& teacher, const Eigen::VectorXd& k,
+                                                 const Eigen::VectorXd& v) {
+  const auto D = static_cast<double>(teacher.dimension());
+  model::order_parameters op;
+  op.m_kk = teacher.k_star.dot(k) / D;
+  op.m_vk = teacher.k_star.dot(v) / D;
+  op.m_kv = teacher.v_star.dot(k) / D;
+  op.m_vv = teacher.v_star.dot(v) / D;
+  op.q_kk = k.squaredNorm() / D;
+  op.q_kv = k.dot(v) / D;
+  op.q_vv = v.squaredNorm() / D;
+  return op;
+}
+
+initialisation parse_initialisation(std::string_view name) {
+  if (name == "informed") return initialisation::informed;
+  if (name == "random") return initialisation::random;
+  throw std::invalid_argument("unknown initialisation '" + std::string(name) + "' (expected informed or random)");
+}
+
+Eigen::VectorXd initial_weights(const teacher& teacher, initialisation kind, double noise, std::uint64_t seed) {
+  if (!(noise >= 0) || !std::isfinite(noise)) throw std::invalid_argument("init noise must be finite and >= 0");
+  const std::size_t D = teacher.dimension();
+  const auto Di = static_cast<Eigen::Index>(D);
+  Eigen::VectorXd w(2 * Di);
+  normal_stream(seed, model::stream_purpose::initialisation, 0, 0).fill({w.data(), D});
+  normal_stream(seed, model::stream_purpose::initialisation, 0, 1).fill({w.data() + D, D});
+  w *= noise;
+  if (kind == initialisation::informed) {
+    w.head(Di) += teacher.k_star;
+    w.tail(Di) += teacher.v_star;
+  }
+  return w;
+}
+
+optimizer parse_optimizer(std::string_view name) {
+  if (name == "lbfgs") return optimizer::lbfgs;
+  if (name == "gradient-flow") return optimizer::gradient_flow;
+  throw std::invalid_argument("unknown optimizer '" + std::string(name) + "' (expected lbfgs or gradient-flow)");
+}
+
+std::string_view stop_reason_name(stop_reason reason) noexcept {
+  switch (reason) {
+  case stop_reason::tolerance: return "tolerance";
+  case stop_reason::iteration_cap: return "iteration_cap";
+  case stop_reason::horizon: return "horizon";
+  case stop_reason::line_search: return "line_search";
+  case stop_reason::timeout: return "timeout";
+  }
+  return "unknown";
+}
+
+double relative_gradient(const empirical_risk& risk, const Eigen::VectorXd& w, const Eigen::VectorXd& gradient) {
+  const double norm = w.norm();
+  return norm > 0 ? gradient.norm() / (alpha_of(risk) * norm) : std::numeric_limits<double>::infinity();
+}
+
+training_result train(const empirical_risk& risk, const teacher& teacher, Eigen::VectorXd w0,
+                      const trainer_settings& settings) {
+  if (static_cast<std::size_t>(w0.size()) != 2 * risk.dimension())
+    throw std::invalid_argument("initial weights have size " + std::to_string(w0.size()) + ", expected 2D = " +
+                                std::to_string(2 * risk.dimension()));
+  if (teacher.dimension() != risk.dimension()) throw std::invalid_argument("teacher and data dimensions differ");
+  if (!(settings.tolerance > 0)) throw std::invalid_argument("tolerance must be > 0");
+  if (settings.max_iterations == 0) throw std::invalid_argument("max iterations must be >= 1");
+  if (settings.lbfgs_memory == 0) throw std::invalid_argument("L-BFGS memory must be >= 1");
+  if (!(settings.flow_error_tolerance > 0)) throw std::invalid_argument("gradient-flow error tolerance must be > 0");
+  if (settings.method == optimizer::lbfgs) return train_lbfgs(risk, std::move(w0), settings);
+  return train_gradient_flow(risk, teacher, std::move(w0), settings);
+}
+
+double peak_rss_mb() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is in KiB on Linux
+}
+
+} // namespace slr::erm

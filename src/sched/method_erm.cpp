@@ -1,0 +1,236 @@
+// Method "erm": empirical risk minimisation at finite D (THEORY.md §4, simulation side):
+// draw the teacher and N = αD training sequences, train f(X) = σ(Xk/√D)ᵀXv/√D with L-BFGS or
+// gradient flow from an informed or random start, and measure the 7 order parameters, the
+// training loss, and the test risk on fresh sequences (plus the population formula of §2 at
+// the learned overlaps, which is the exact test risk up to its Monte Carlo error).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "methods.hpp"
+#include "slr/erm/data.hpp"
+#include "slr/erm/loss.hpp"
+#include "slr/erm/trainer.hpp"
+#include "slr/theory/population.hpp"
+
+namespace slr::sched::detail {
+namespace {
+constexpr std::size_t population_samples = 100'000; // MC samples of the population formula
+constexpr std::size_t default_trajectory_points = 30;
+
+std::size_t dimension_of(const grid::point& p) { return static_cast<std::size_t>(option_number(p, "D")); }
+
+std::size_t sequences_of(const grid::point& p) {
+  return std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(p.alpha * static_cast<double>(dimension_of(p)))));
+}
+
+erm::precision precision_of(const grid::point& p) { return erm::parse_precision(option_text(p, "precision")); }
+
+double estimate_memory_bytes(const grid::point& p) {
+  const double D = static_cast<double>(dimension_of(p));
+  const double L = static_cast<double>(p.problem.lengths.max_length());
+  const double per_entry = static_cast<double>(erm::bytes_per_token_entry(precision_of(p)));
+  const double tokens = erm::token_bytes(sequences_of(p), p.problem.lengths.max_length(), dimension_of(p), precision_of(p));
+  const double test_block = std::max(64e6, 64.0 * L * D * per_entry) * 1.05;
+  const double vectors = (2.0 * 10 + 16) * 2 * D * 8; // L-BFGS pairs, gradient copies, teacher
+  const double chunk_buffers = 64.0 * 2 * D * 8;     // per-chunk gradient sums
+  const double per_sequence = 16.0 * static_cast<double>(sequences_of(p));
+  const double population = static_cast<double>(population_samples) * (L * 40.0 + 32.0);
+  constexpr double base = 32e6; // binary, libraries, allocator slack
+  return tokens + test_block + vectors + chunk_buffers + per_sequence + population + base;
+}
+
+std::vector<double> parse_times(const std::string& text) {
+  std::vector<double> times;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    const auto first = item.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(item.substr(first), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || item.find_first_not_of(" \t", first + used) != std::string::npos)
+      throw std::invalid_argument("option 'trajectory-times': '" + item + "' is not a number");
+    times.push_back(value);
+  }
+  return times;
+}
+
+// Recording times of gradient flow: the given list (or 0 and log-spaced times up to the
+// horizon), always ending at the horizon.
+std::vector<double> recording_times(const grid::point& p) {
+  const double horizon = option_number(p, "horizon");
+  auto times = parse_times(option_text(p, "trajectory-times"));
+  if (times.empty()) {
+    times.push_back(0.0);
+    const double first = std::min(1e-2, horizon);
+    for (std::size_t i = 0; i < default_trajectory_points; ++i)
+      times.push_back(first * std::pow(horizon / first, static_cast<double>(i) / (default_trajectory_points - 1)));
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  for (double t : times) {
+    if (!(t >= 0) || !std::isfinite(t))
+      throw std::invalid_argument("option 'trajectory-times': times must be finite and >= 0");
+    if (t > horizon)
+      throw std::invalid_argument("option 'trajectory-times': " + grid::format_number(t) + " exceeds the horizon " +
+                                  grid::format_number(horizon));
+  }
+  if (times.empty() || times.back() < horizon) times.push_back(horizon);
+  times.back() = horizon;
+  return times;
+}
+
+nlohmann::json overlaps_json(const model::order_parameters& op) {
+  return {{"m_kk", op.m_kk}, {"m_kv", op.m_kv}, {"m_vk", op.m_vk}, {"m_vv", op.m_vv},
+          {"q_kk", op.q_kk}, {"q_kv", op.q_kv}, {"q_vv", op.q_vv}};
+}
+
+grid::result_record solve_erm(const grid::point& p, const run_context& context) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t D = dimension_of(p);
+  if (D < 2) throw std::invalid_argument("option 'D': must be >= 2");
+  if (!(p.alpha > 0) || !std::isfinite(p.alpha)) throw std::invalid_argument("alpha must be finite and > 0");
+  const std::size_t N = sequences_of(p);
+  const auto storage = precision_of(p);
+  const double needed = estimate_memory_bytes(p);
+  const double available = erm::available_memory_bytes();
+  if (needed > available)
+    throw std::invalid_argument("erm: D = " + std::to_string(D) + ", N = " + std::to_string(N) + " needs about " +
+                                grid::format_number(std::round(needed / 1e6)) + " MB but only " +
+                                grid::format_number(std::round(available / 1e6)) +
+                                " MB are available; reduce D or alpha, or use --precision f32");
+  const unsigned threads = context.threads;
+
+  const auto teacher = erm::teacher::draw(D, p.seed);
+  const auto data = erm::sequence_data::generate(p.problem, teacher, N, p.seed, model::stream_purpose::training_data,
+                                                 storage, threads);
+  const erm::empirical_risk risk(data, p.problem.activation, p.r_k, p.r_v, threads);
+
+  erm::trainer_settings settings;
+  settings.method = erm::parse_optimizer(option_text(p, "optimizer"));
+  settings.tolerance = option_number(p, "tol");
+  settings.max_iterations = static_cast<std::size_t>(option_number(p, "max-iter"));
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  settings.wall_time_limit_s = context.wall_time_limit_s - elapsed;
+  if (settings.method == erm::optimizer::gradient_flow) settings.record_times = recording_times(p);
+  const auto w0 = erm::initial_weights(teacher, erm::parse_initialisation(option_text(p, "init")),
+                                       option_number(p, "init-noise"), p.seed);
+  const auto trained = erm::train(risk, teacher, w0, settings);
+
+  const auto Di = static_cast<Eigen::Index>(D);
+  const auto overlaps = erm::measure_order_parameters(teacher, trained.w.head(Di), trained.w.tail(Di));
+  grid::result_record r;
+  r.set_order_parameters(overlaps);
+  r.set("train_loss", trained.train_loss);
+  r.set("train_loss_regularised", trained.train_loss_regularised);
+  r.set("iterations", static_cast<double>(trained.iterations));
+  r.set("D", static_cast<double>(D));
+  r.set("N", static_cast<double>(N));
+  r.set("grad_evals", static_cast<double>(trained.gradient_evaluations));
+  r.set("grad_time_s", trained.median_evaluation_s);
+  r.set("rel_grad", trained.rel_grad);
+
+  nlohmann::json extra;
+  extra["stopped_by"] = std::string(erm::stop_reason_name(trained.stopped));
+  if (!std::isfinite(trained.train_loss_regularised)) {
+    r.status = grid::status::diverged;
+    r.message = "the training loss is not finite";
+  } else {
+    switch (trained.stopped) {
+    case erm::stop_reason::tolerance:
+    case erm::stop_reason::horizon: r.status = grid::status::ok; break;
+    case erm::stop_reason::iteration_cap:
+      r.status = grid::status::not_converged;
+      r.message = "iteration cap reached before rel_grad <= tol";
+      break;
+    case erm::stop_reason::line_search:
+      r.status = grid::status::not_converged;
+      r.message = trained.message;
+      break;
+    case erm::stop_reason::timeout:
+      r.status = grid::status::timeout;
+      r.message = "wall-time limit reached; results are at the best point so far";
+      break;
+    }
+    // Measurements at the final point (also after a timeout: they describe what was reached).
+    const auto test = erm::fresh_test_risk(p.problem, teacher, trained.w,
+                                           static_cast<std::size_t>(option_number(p, "test-samples")), p.seed, storage,
+                                           threads);
+    r.set("test_risk", test.mean);
+    r.set("test_risk_stderr", test.stderr);
+    r.set("risk", test.mean);
+    r.set("risk_stderr", test.stderr);
+    if (overlaps.is_admissible(1e-8)) {
+      const auto population = theory::population_risk(
+          p.problem, overlaps, {population_samples, model::derive_seed(p.seed, model::stable_hash("erm-population")), threads});
+      extra["population_risk"] = population.value;
+      extra["population_risk_stderr"] = population.stderr;
+    }
+  }
+  if (settings.method == erm::optimizer::gradient_flow) {
+    extra["flow_time"] = trained.flow_time;
+    if (option_text(p, "trajectory") == "1") {
+      nlohmann::json trajectory = nlohmann::json::array();
+      for (const auto& point : trained.trajectory)
+        trajectory.push_back({{"t", point.time},
+                              {"order_parameters", overlaps_json(point.overlaps)},
+                              {"train_loss", point.train_loss},
+                              {"train_loss_regularised", point.train_loss_regularised},
+                              {"rel_grad", point.rel_grad}});
+      extra["trajectory"] = std::move(trajectory);
+    }
+  }
+  r.extra_json = extra.dump();
+  r.set("peak_rss_mb", erm::peak_rss_mb());
+  return r;
+}
+} // namespace
+
+method_descriptor describe_erm() {
+  method_descriptor m;
+  m.name = "erm";
+  m.summary = "empirical risk minimisation at finite D: trained order parameters, train loss, test risk";
+  m.finite_alpha = true;
+  using type = option_spec::value_type;
+  m.options = {
+      {"D", type::integer, "1000", "dimension D of the simulation", {}, 2, 1e9},
+      {"init", type::choice, "informed", "start: informed (k = k* + eta g, v = v* + eta g) or random (k, v = eta g)",
+       {"informed", "random"}},
+      {"init-noise", type::real, "0.1", "eta: noise of the informed start, or scale of the random start", {}, 0, 1e6},
+      {"optimizer", type::choice, "lbfgs", "lbfgs (strong-Wolfe line search) or gradient-flow",
+       {"lbfgs", "gradient-flow"}},
+      {"tol", type::real, "1e-6", "stop when |grad F| / (alpha |w|) <= tol", {}, 1e-16, 1},
+      {"max-iter", type::integer, "10000", "cap on L-BFGS iterations / gradient-flow steps", {}, 1, 1e9},
+      {"test-samples", type::integer, "10000", "fresh test sequences for the test risk", {}, 2, 1e9},
+      {"precision", type::choice, "f64", "token storage: f64, or f32 (half the memory; arithmetic in double)",
+       {"f64", "f32"}},
+      {"horizon", type::real, "100", "gradient flow: final time (dw/dt = -grad F / alpha)", {}, 1e-9, 1e9},
+      {"trajectory-times", type::text, "",
+       "gradient flow: comma-separated recording times (default: 0 and 30 log-spaced times up to the horizon)", {}},
+      {"trajectory", type::choice, "0", "1: put the gradient-flow trajectory into the output", {"0", "1"}},
+  };
+  m.solve = solve_erm;
+  m.cost_seconds = [](const grid::point& p) {
+    const double entries = static_cast<double>(sequences_of(p)) * p.problem.lengths.mean() *
+                           static_cast<double>(dimension_of(p));
+    // ~10 ns per generated entry, ~0.5 ns per entry and evaluation, a few hundred evaluations.
+    return entries * (1e-8 + 300 * 5e-10);
+  };
+  m.memory_bytes = [](const grid::point& p) { return static_cast<std::size_t>(estimate_memory_bytes(p)); };
+  return m;
+}
+
+} // namespace slr::sched::detail
