@@ -7,9 +7,12 @@
 // length or checksum test; scanning stops there and reports the valid prefix, so nothing
 // after a bad frame is trusted and every record before it is intact.
 // Record types: header (first: journal format version), job (job text + fingerprint; a later
-// job record replaces the earlier one after `--extend`), run_begin, run_end, point.
+// job record replaces the earlier one after `--extend`), run_begin, run_end, point, and schema
+// (the list of result-column names; a point record refers to one by hash, and journal_writer
+// writes the schema record before the first point that uses it).
 #include <cstdint>
 #include <filesystem>
+#include <unordered_set>
 #include <functional>
 #include <string>
 #include <variant>
@@ -23,12 +26,13 @@ namespace slr::archive {
 [[nodiscard]] std::filesystem::path journal_path(const std::filesystem::path& archive_path);
 
 struct journal_job {
-  std::string text;
-  std::string fingerprint;
-  std::string source_name;
+  std::string text;        ///< the job file text
+  std::string fingerprint; ///< job::fingerprint of its expansion
+  std::string source_name; ///< where it was read from
+  std::string name;        ///< the sweep name
 };
 struct journal_run_begin {
-  run_row run; ///< run_index, start_unix, ranks, host, command
+  run_row run; ///< run_index, start_unix, ranks, host, command (end/exit/points_done unused)
 };
 struct journal_run_end {
   std::uint32_t run_index = 0;
@@ -49,7 +53,7 @@ struct journal_contents {
 /// does not start with a valid header record.
 [[nodiscard]] journal_contents read_journal(const std::filesystem::path& path);
 
-/// Append side. Owns the file descriptor and an exclusive POSIX (fcntl) write lock on it.
+/// Append side. Owns the file descriptor and an exclusive open-file-description fcntl lock on it.
 class journal_writer {
 public:
   /// Creates a new journal (header + job record, fsync'd file and directory) atomically:
@@ -77,13 +81,17 @@ private:
   int fd_ = -1;
   std::filesystem::path path_;
   std::uint64_t size_ = 0;
+  std::unordered_set<std::uint64_t> schemas_; ///< schema hashes already in the file
 };
 
-/// Encodes one entry as a framed record (exposed for tests of torn-tail handling).
+/// Encodes one entry as a framed record (a point record refers to its schema by hash only).
 [[nodiscard]] std::string encode_record(const journal_entry& entry);
 
-/// Reports whether some process holds the journal's write lock (fcntl F_GETLK; takes no lock),
-/// and its pid (0 if none or unknown). Returns 0 if the journal does not exist.
+/// Whether a process holds the journal's write lock (an open-file-description fcntl lock,
+/// queried with F_OFD_GETLK, which takes no lock): 0 = none (or no journal), otherwise nonzero
+/// (the pid if the system reports it, else −1).
+/// Locking is skipped (never held) when HDF5_USE_FILE_LOCKING is FALSE, for file systems
+/// without fcntl locks; then the user must not run two writers on one archive.
 [[nodiscard]] long journal_lock_holder(const std::filesystem::path& path);
 
 } // namespace slr::archive
