@@ -3,13 +3,19 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "slr/cli/plan_command.hpp"
 #include "slr/cli/point_command.hpp"
+#include "slr/cli/recover_command.hpp"
+#include "slr/cli/status_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"slr-sweep: theory and simulations of single-location regression with attention"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SLR_VERSION);
   const auto run_point = slr::cli::add_point_command(app);
+  const auto run_plan = slr::cli::add_plan_command(app);
+  const auto run_status = slr::cli::add_status_command(app);
+  const auto run_recover = slr::cli::add_recover_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -27,6 +33,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (const int code = run_point(); code >= 0) return code;
+    if (const int code = run_plan(); code >= 0) return code;
+    if (const int code = run_status(); code >= 0) return code;
+    if (const int code = run_recover(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
