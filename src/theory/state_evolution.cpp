@@ -284,7 +284,9 @@ state_evolution_branch state_evolution::solve_branch(std::uint64_t seed, const E
             model::counter_rng rng(in.seed, model::stream_purpose::channel_noise, s);
             const double y = zs[fields.location[s]] + in.delta * rng.normal();
             for (std::size_t l = 0; l < L; ++l) {
-              const Eigen::Vector2d xi(rng.normal(), rng.normal());
+              const double xi_k = rng.normal(); // separate statements: argument order is unspecified
+              const double xi_v = rng.normal();
+              const Eigen::Vector2d xi(xi_k, xi_v);
               const Eigen::Vector2d omega = in.q * Eigen::Vector2d(cs[l], zs[l]) + in.C_root * xi;
               w.omega_chi[l] = omega[0];
               w.omega_z[l] = omega[1];
