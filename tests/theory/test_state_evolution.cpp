@@ -124,9 +124,9 @@ TEST(StateEvolution, MaxChannelsAgreeAtLargeNu) {
   const auto soft = theory::state_evolution(make_problem(model::task_kind::max, 30.0, 3, 0.5), 2.0, o).solve(8);
   ASSERT_EQ(hard.status, theory::solve_status::ok);
   ASSERT_EQ(soft.status, theory::solve_status::ok);
-  EXPECT_NEAR(hard.chosen.q(0, 0), soft.chosen.q(0, 0), 0.03);
-  EXPECT_NEAR(hard.chosen.q(1, 1), soft.chosen.q(1, 1), 0.03);
-  EXPECT_NEAR(hard.chosen.test_risk.value, soft.chosen.test_risk.value, 0.03);
+  EXPECT_NEAR(hard.chosen.q(0, 0), soft.chosen.q(0, 0), 0.05); // MC error ~0.02 at S = 2000, plus O(1/ν)
+  EXPECT_NEAR(hard.chosen.q(1, 1), soft.chosen.q(1, 1), 0.05);
+  EXPECT_NEAR(hard.chosen.test_risk.value, soft.chosen.test_risk.value, 0.05);
   std::printf("[SE max] nu=inf q %.4f %.4f risk %.4f | nu=30 q %.4f %.4f risk %.4f\n", hard.chosen.q(0, 0),
               hard.chosen.q(1, 1), hard.chosen.test_risk.value, soft.chosen.q(0, 0), soft.chosen.q(1, 1),
               soft.chosen.test_risk.value);
