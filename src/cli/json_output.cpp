@@ -43,8 +43,8 @@ std::string to_json(const grid::point& point, const grid::result_record& record)
   if (point.problem.activation.kind == model::activation_kind::erf) out["erf_offset"] = point.problem.activation.erf_offset;
   if (!std::isnan(point.alpha)) {
     out["alpha"] = point.alpha;
-    out["r_k"] = point.r_k;
-    out["r_v"] = point.r_v;
+    if (!std::isnan(point.r_k)) out["r_k"] = point.r_k; // NaN for methods without a penalty
+    if (!std::isnan(point.r_v)) out["r_v"] = point.r_v;
   }
   for (const auto& [key, value] : point.options)
     if (!value.empty()) out[key] = number_or_text(value);
@@ -66,8 +66,8 @@ std::string to_json(const grid::point& point, const grid::result_record& record)
   out["status"] = std::string(grid::status_name(record.status));
   if (!record.message.empty()) out["message"] = record.message;
   if (!record.extra_json.empty()) {
-    // Named: iterating items() of the temporary parse result would dangle.
-    const auto extra = json::parse(record.extra_json);
+    // Named, not a temporary: items() only references it, and a range-for would let it die first.
+    const json extra = json::parse(record.extra_json);
     for (const auto& [key, value] : extra.items()) out[key] = value;
   }
   return out.dump();

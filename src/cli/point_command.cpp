@@ -112,8 +112,12 @@ std::function<int()> add_point_command(CLI::App& app) {
     point.problem.activation.erf_offset = args->erf_offset;
     if (method.finite_alpha) {
       if (!(args->alpha > 0) || std::isinf(args->alpha)) throw std::invalid_argument("--alpha: must be given, finite and > 0");
-      if (!(args->r_k >= 0) || std::isinf(args->r_k)) throw std::invalid_argument("--r-k: must be given, finite and >= 0");
-      if (!(args->r_v >= 0) || std::isinf(args->r_v)) throw std::invalid_argument("--r-v: must be given, finite and >= 0");
+      if (method.uses_regularisation) {
+        if (!(args->r_k >= 0) || std::isinf(args->r_k)) throw std::invalid_argument("--r-k: must be given, finite and >= 0");
+        if (!(args->r_v >= 0) || std::isinf(args->r_v)) throw std::invalid_argument("--r-v: must be given, finite and >= 0");
+      } else if (!std::isnan(args->r_k) || !std::isnan(args->r_v)) {
+        throw std::invalid_argument("--r-k/--r-v: not used by method " + method.name + " (no penalty)");
+      }
       point.alpha = args->alpha;
       point.r_k = args->r_k;
       point.r_v = args->r_v;

@@ -10,7 +10,9 @@ namespace slr::sched {
 
 const std::vector<method_descriptor>& all_methods() {
   static const std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population(),
-                                                          detail::describe_erm()};
+                                                         detail::describe_fixed_point(),
+                                                         detail::describe_state_evolution(),
+                                                         detail::describe_erm()};
   return methods;
 }
 
@@ -73,8 +75,12 @@ void complete_point(grid::point& point) {
   if (method.finite_alpha) {
     if (!(point.alpha > 0) || std::isinf(point.alpha))
       throw std::invalid_argument("alpha must be finite and > 0 for method " + method.name);
-    if (!(point.r_k >= 0) || std::isinf(point.r_k)) throw std::invalid_argument("r_k must be finite and >= 0");
-    if (!(point.r_v >= 0) || std::isinf(point.r_v)) throw std::invalid_argument("r_v must be finite and >= 0");
+    if (method.uses_regularisation) {
+      if (!(point.r_k >= 0) || std::isinf(point.r_k)) throw std::invalid_argument("r_k must be finite and >= 0");
+      if (!(point.r_v >= 0) || std::isinf(point.r_v)) throw std::invalid_argument("r_v must be finite and >= 0");
+    } else {
+      point.r_k = point.r_v = grid::not_set;
+    }
   } else {
     // Keeps identities canonical: α and r mean nothing to a population-level method.
     point.alpha = point.r_k = point.r_v = grid::not_set;

@@ -5,6 +5,8 @@
 namespace slr::sched::detail {
 method_descriptor describe_bayes();
 method_descriptor describe_population();
+method_descriptor describe_fixed_point();
+method_descriptor describe_state_evolution();
 method_descriptor describe_erm();
 
 /// The option every Monte Carlo method shares.

@@ -40,6 +40,9 @@ struct method_descriptor {
   std::string name;
   std::string summary;
   bool finite_alpha = false; ///< needs alpha > 0 and r_k, r_v ≥ 0
+  /// With finite_alpha: false for methods without an ERM penalty (the Bayes-optimal state
+  /// evolution), whose points take α but no r_k, r_v (they are cleared to keep identities canonical).
+  bool uses_regularisation = true;
   std::vector<option_spec> options;
   std::function<grid::result_record(const grid::point&, const run_context&)> solve;
   /// Estimated single-thread wall time in seconds (for scheduling most-expensive-first).

@@ -1,0 +1,172 @@
+// Method "fixed-point": the replica-symmetric fixed point of finite-α ERM (THEORY.md §4), with
+// the test risk from the population formula at the fixed point and its seed-to-seed error.
+// Warm start: when the run context carries the previous record of an α-continuation chain with
+// finite order_parameters.* and V.*, the solve starts there instead of at --init.
+#include <Eigen/LU>
+#include <cmath>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+#include "methods.hpp"
+#include "slr/theory/fixed_point.hpp"
+
+namespace slr::sched::detail {
+namespace {
+using json = nlohmann::ordered_json;
+
+grid::status to_grid(theory::solve_status s) {
+  switch (s) {
+  case theory::solve_status::ok: return grid::status::ok;
+  case theory::solve_status::not_converged: return grid::status::not_converged;
+  case theory::solve_status::diverged: return grid::status::diverged;
+  case theory::solve_status::timeout: return grid::status::timeout;
+  case theory::solve_status::failed: return grid::status::failed;
+  }
+  return grid::status::failed;
+}
+
+json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+json matrix_json(const Eigen::Matrix2d& m) {
+  return json::array({json::array({finite_or_null(m(0, 0)), finite_or_null(m(0, 1))}),
+                      json::array({finite_or_null(m(1, 0)), finite_or_null(m(1, 1))})});
+}
+
+// The state stored in a previous record, if complete and admissible.
+std::optional<theory::fixed_point_state> warm_state(const grid::result_record* record) {
+  if (record == nullptr) return std::nullopt;
+  const char* names[] = {"order_parameters.m_kk", "order_parameters.m_kv", "order_parameters.m_vk",
+                         "order_parameters.m_vv", "order_parameters.q_kk", "order_parameters.q_kv",
+                         "order_parameters.q_vv", "V.kk", "V.kv", "V.vv"};
+  for (const char* n : names)
+    if (!std::isfinite(record->get(n))) return std::nullopt;
+  model::order_parameters op;
+  op.m_kk = record->get("order_parameters.m_kk"), op.m_kv = record->get("order_parameters.m_kv");
+  op.m_vk = record->get("order_parameters.m_vk"), op.m_vv = record->get("order_parameters.m_vv");
+  op.q_kk = record->get("order_parameters.q_kk"), op.q_kv = record->get("order_parameters.q_kv");
+  op.q_vv = record->get("order_parameters.q_vv");
+  theory::fixed_point_state s;
+  s.M = op.M();
+  s.Q = op.Q();
+  s.V << record->get("V.kk"), record->get("V.kv"), record->get("V.kv"), record->get("V.vv");
+  if (!(s.V(0, 0) > 0 && s.V.determinant() > 0)) return std::nullopt;
+  return s;
+}
+} // namespace
+
+method_descriptor describe_fixed_point() {
+  method_descriptor m;
+  m.name = "fixed-point";
+  m.summary = "replica-symmetric fixed point of finite-alpha ERM (test risk, training loss, order parameters)";
+  m.finite_alpha = true;
+  using vt = option_spec::value_type;
+  m.options = {
+      samples_option("8000", 100),
+      {"test-samples", vt::integer, "100000", "samples of the population risk at the fixed point (0 = skip)", {}, 0, 1e9},
+      {"repeats", vt::integer, "3", "independent Monte Carlo solves (test_risk_stderr from their spread)", {}, 1, 1000},
+      {"init", vt::choice, "informed", "start: informed (M=I, Q=1.2I, V=0.5I) or uninformed (M=0.01I); "
+                                       "a warm start from the previous chain point overrides it",
+       {"informed", "uninformed"}},
+      {"damping", vt::real, "0.3", "damping eta of x <- (1-eta) x + eta F(x)", {}, 1e-6, 1},
+      {"tol", vt::real, "0.0001", "stop when max |F(x) - x| over M, Q, V < tol", {}, 1e-14, 1},
+      {"max-iter", vt::integer, "500", "iteration cap (status not_converged)", {}, 1, 1e7},
+      {"projection", vt::choice, "diagonal", "diagonal: project hats onto the manifold; full: 2x2 matrices",
+       {"diagonal", "full"}},
+      {"estimator", vt::choice, "auto", "M-hat estimator (auto = tilt-score unless max-SLR nu=inf)",
+       {"auto", "stein-free", "tilt-score"}},
+  };
+  m.solve = [](const grid::point& p, const run_context& context) {
+    theory::fixed_point_options o;
+    o.samples = static_cast<std::size_t>(option_number(p, "samples"));
+    o.test_samples = static_cast<std::size_t>(option_number(p, "test-samples"));
+    o.repeats = static_cast<unsigned>(option_number(p, "repeats"));
+    o.damping = option_number(p, "damping");
+    o.tolerance = option_number(p, "tol");
+    o.max_iterations = static_cast<int>(option_number(p, "max-iter"));
+    o.diagonal = option_text(p, "projection") == "diagonal";
+    const auto& estimator = option_text(p, "estimator");
+    o.estimator = estimator == "stein-free"   ? theory::hat_m_estimator::stein_free
+                  : estimator == "tilt-score" ? theory::hat_m_estimator::tilt_score
+                                              : theory::hat_m_estimator::automatic;
+    o.wall_time_limit_s = context.wall_time_limit_s;
+    o.threads = context.threads;
+    std::string start = option_text(p, "init");
+    if (auto warm = warm_state(context.warm_start)) {
+      o.initial_state = *warm;
+      start = "warm";
+    } else if (start == "uninformed") {
+      o.initial_state = theory::fixed_point_state::uninformed();
+    }
+    const theory::fixed_point_solver solver(p.problem, p.alpha, p.r_k, p.r_v, o);
+    const auto fp = solver.solve(p.seed);
+
+    grid::result_record r;
+    r.status = to_grid(fp.status);
+    r.message = fp.message;
+    r.set("test_risk", fp.test_risk.value);
+    r.set("test_risk_stderr", fp.test_risk.stderr);
+    r.set("risk", fp.test_risk.value);
+    r.set("risk_stderr", fp.test_risk.stderr);
+    r.set("train_loss", fp.train_loss.value);
+    r.set("train_loss_regularised", fp.train_loss_regularised);
+    r.set_order_parameters(fp.order_parameters());
+    r.set("V.kk", fp.state.V(0, 0));
+    r.set("V.kv", 0.5 * (fp.state.V(0, 1) + fp.state.V(1, 0)));
+    r.set("V.vv", fp.state.V(1, 1));
+    const auto& h = fp.hats;
+    // M̂ has the layout of M: [[m_kk, m_vk], [m_kv, m_vv]] (rows teacher, columns student).
+    r.set("hat.m_kk", h.M_hat(0, 0));
+    r.set("hat.m_vk", h.M_hat(0, 1));
+    r.set("hat.m_kv", h.M_hat(1, 0));
+    r.set("hat.m_vv", h.M_hat(1, 1));
+    r.set("hat.q_kk", h.Q_hat(0, 0));
+    r.set("hat.q_kv", h.Q_hat(0, 1));
+    r.set("hat.q_vv", h.Q_hat(1, 1));
+    r.set("hat.v_kk", h.V_hat(0, 0));
+    r.set("hat.v_kv", h.V_hat(0, 1));
+    r.set("hat.v_vv", h.V_hat(1, 1));
+    r.set("iterations", fp.iterations);
+    r.set("residual", fp.residual);
+    r.set("nonpd_fraction", fp.nonpd_fraction);
+
+    json extra;
+    extra["start"] = start;
+    extra["train_loss_stderr"] = finite_or_null(fp.train_loss.stderr);
+    json repeats = json::array();
+    for (const auto& rep : fp.repeats) {
+      const auto op = rep.state.order_parameters();
+      repeats.push_back({{"seed", rep.seed},
+                         {"status", std::string(theory::solve_status_name(rep.status))},
+                         {"iterations", rep.iterations},
+                         {"residual", finite_or_null(rep.residual)},
+                         {"test_risk", finite_or_null(rep.test_risk.value)},
+                         {"test_risk_sample_stderr", finite_or_null(rep.test_risk.stderr)},
+                         {"train_loss", finite_or_null(rep.train_loss)},
+                         {"m_kk", op.m_kk}, {"m_vv", op.m_vv}, {"q_kk", op.q_kk}, {"q_vv", op.q_vv},
+                         {"M_hat_stein_free", matrix_json(rep.M_hat_stein_free)},
+                         {"M_hat_tilt_score", matrix_json(rep.M_hat_tilt_score)},
+                         {"M_hat_difference_stderr", matrix_json(rep.M_hat_difference_stderr)},
+                         {"nonpd_fraction", rep.nonpd_fraction},
+                         {"prox_problems", rep.prox_problems},
+                         {"newton_steps", rep.newton_steps},
+                         {"channel_seconds", rep.channel_seconds}});
+    }
+    extra["repeat_solves"] = repeats; // not "repeats": that key is the option
+    r.extra_json = extra.dump();
+    return r;
+  };
+  m.cost_seconds = [](const grid::point& p) {
+    // ~2 µs per prox problem (two starts) at L = 3, cubic in L, ~40 iterations per repeat.
+    const double L = p.problem.lengths.mean();
+    return 40.0 * option_number(p, "repeats") * option_number(p, "samples") * 2e-6 * std::pow(L / 3.0, 3) +
+           option_number(p, "repeats") * option_number(p, "test-samples") * 1e-7 * L;
+  };
+  m.memory_bytes = [](const grid::point& p) {
+    const double L = static_cast<double>(p.problem.lengths.max_length());
+    return static_cast<std::size_t>(std::max(option_number(p, "samples") * (L * 56.0 + 40.0),
+                                             option_number(p, "test-samples") * (L * 24.0 + 32.0)));
+  };
+  return m;
+}
+
+} // namespace slr::sched::detail

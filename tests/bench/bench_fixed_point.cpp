@@ -1,0 +1,39 @@
+// One RS fixed-point solve at the reference setting (S = 8000, L = 3, softmax,
+// spiked ν = 1, α = 4, r = 1, one thread, one repeat, no test-risk evaluation) and the
+// throughput of the proximal solver (prox problems per second of channel time).
+#include <benchmark/benchmark.h>
+
+#include "slr/theory/fixed_point.hpp"
+
+namespace {
+using namespace slr;
+
+void BM_FixedPointSolve(benchmark::State& state) {
+  model::problem p;
+  p.task = model::task(model::task_kind::spiked, 1.0);
+  p.lengths = model::length_law::fixed(3);
+  theory::fixed_point_options o;
+  o.samples = 8000;
+  o.repeats = 1;
+  o.test_samples = 0;
+  o.threads = 1;
+  const theory::fixed_point_solver solver(p, 4.0, 1.0, 1.0, o);
+  double prox = 0, channel_seconds = 0, iterations = 0, steps = 0;
+  for (auto _ : state) {
+    const auto rep = solver.solve_once(1);
+    benchmark::DoNotOptimize(rep.state.M(0, 0));
+    prox += static_cast<double>(rep.prox_problems);
+    steps += static_cast<double>(rep.newton_steps);
+    channel_seconds += rep.channel_seconds;
+    iterations += rep.iterations;
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["fp_iterations"] = iterations / runs;
+  state.counters["prox_per_second"] = prox / channel_seconds;
+  state.counters["samples_per_second"] = prox / 2 / channel_seconds; // two starts per sample
+  state.counters["newton_steps_per_prox"] = steps / prox;
+}
+BENCHMARK(BM_FixedPointSolve)->Unit(benchmark::kMillisecond)->Iterations(3);
+} // namespace
+
+BENCHMARK_MAIN();
