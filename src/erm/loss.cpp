@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "slr/model/parallel.hpp"
+#include "vector_clones.hpp"
 
 namespace slr::erm {
 namespace {
@@ -20,7 +21,7 @@ std::size_t chunk_size(std::size_t sequences) { return std::max<std::size_t>(16,
 // share each load of k_i, v_i; `omp simd reduction` lets the compiler vectorise the sums
 // without -ffast-math (the summation order is fixed by the code, not by the thread count).
 template <int R, class T>
-void project_rows(const T* __restrict x, std::size_t D, const double* __restrict k, const double* __restrict v,
+SLR_ERM_INLINE void project_rows(const T* __restrict x, std::size_t D, const double* __restrict k, const double* __restrict v,
                   double* chi, double* z) {
   double c0 = 0, c1 = 0, c2 = 0, c3 = 0, z0 = 0, z1 = 0, z2 = 0, z3 = 0;
 #pragma omp simd reduction(+ : c0, c1, c2, c3, z0, z1, z2, z3)
@@ -54,7 +55,7 @@ void project_rows(const T* __restrict x, std::size_t D, const double* __restrict
 
 // g_k += Σ_r a_r x_r and g_v += Σ_r b_r x_r over R consecutive rows (rows read from cache).
 template <int R, class T>
-void accumulate_rows(const T* __restrict x, std::size_t D, const double* a, const double* b,
+SLR_ERM_INLINE void accumulate_rows(const T* __restrict x, std::size_t D, const double* a, const double* b,
                      double* __restrict gk, double* __restrict gv) {
   const double a0 = a[0], b0 = b[0];
   const double a1 = R > 1 ? a[1] : 0.0, b1 = R > 1 ? b[1] : 0.0;
@@ -86,7 +87,7 @@ void accumulate_rows(const T* __restrict x, std::size_t D, const double* a, cons
 }
 
 template <class T>
-void project(const T* x, std::size_t L, std::size_t D, const double* k, const double* v, double* chi, double* z) {
+SLR_ERM_INLINE void project(const T* x, std::size_t L, std::size_t D, const double* k, const double* v, double* chi, double* z) {
   for (std::size_t l = 0; l < L; l += max_rows_per_group) {
     const T* rows = x + l * D;
     switch (std::min(max_rows_per_group, L - l)) {
@@ -99,7 +100,7 @@ void project(const T* x, std::size_t L, std::size_t D, const double* k, const do
 }
 
 template <class T>
-void accumulate(const T* x, std::size_t L, std::size_t D, const double* a, const double* b, double* gk, double* gv) {
+SLR_ERM_INLINE void accumulate(const T* x, std::size_t L, std::size_t D, const double* a, const double* b, double* gk, double* gv) {
   for (std::size_t l = 0; l < L; l += max_rows_per_group) {
     const T* rows = x + l * D;
     switch (std::min(max_rows_per_group, L - l)) {
@@ -136,12 +137,19 @@ struct sequence_scratch {
   std::vector<double> chi, z, sigma, jt, a, b;
 };
 
-// Streams sequences [begin, end): residual r = f − y of each; with a gradient buffer, also
-// accumulates the gradient of ½r². `visit(r)` sees every residual.
-template <class T, class Visit>
-void stream_sequences(const sequence_data& data, const T* tokens, const model::activation& activation,
-                      const double* k, const double* v, std::size_t begin, std::size_t end, double* gradient,
-                      Visit&& visit) {
+// Sums over a range of sequences of the residual r = f − y.
+struct residual_sums {
+  double half_square = 0; // Σ ½r²
+  double square = 0;      // Σ r²
+  double fourth = 0;      // Σ r⁴
+};
+
+// Streams sequences [begin, end): the residual of each, and with a gradient buffer the gradient
+// of ½r² accumulated into it.
+template <class T>
+SLR_ERM_INLINE void stream_sequences(const sequence_data& data, const T* tokens, const model::activation& activation,
+                                     const double* k, const double* v, std::size_t begin, std::size_t end,
+                                     double* gradient, residual_sums& sums) {
   const std::size_t D = data.dimension();
   const std::size_t Lmax = data.max_length();
   const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(D));
@@ -163,7 +171,10 @@ void stream_sequences(const sequence_data& data, const T* tokens, const model::a
     double f = 0;
     for (std::size_t l = 0; l < L; ++l) f += sigma[l] * z[l];
     const double residual = f - data.label(mu);
-    visit(residual);
+    const double square = residual * residual;
+    sums.half_square += 0.5 * square;
+    sums.square += square;
+    sums.fourth += square * square;
     if (gradient != nullptr) {
       // ∂(½r²)/∂k = r Σ_l (Jᵀz)_l x_l/√D,  ∂(½r²)/∂v = r Σ_l σ_l x_l/√D.
       const double scale = residual * inv_sqrt_d;
@@ -174,6 +185,18 @@ void stream_sequences(const sequence_data& data, const T* tokens, const model::a
       accumulate(x, L, D, s.a.data(), s.b.data(), gradient, gradient + D); // the block is still in cache
     }
   }
+}
+
+// The per-instruction-set entry points (see vector_clones.hpp).
+SLR_ERM_VECTOR_CLONES void stream_range(const sequence_data& data, const double* tokens,
+                                        const model::activation& activation, const double* k, const double* v,
+                                        std::size_t begin, std::size_t end, double* gradient, residual_sums& sums) {
+  stream_sequences(data, tokens, activation, k, v, begin, end, gradient, sums);
+}
+SLR_ERM_VECTOR_CLONES void stream_range(const sequence_data& data, const float* tokens,
+                                        const model::activation& activation, const double* k, const double* v,
+                                        std::size_t begin, std::size_t end, double* gradient, residual_sums& sums) {
+  stream_sequences(data, tokens, activation, k, v, begin, end, gradient, sums);
 }
 
 template <class Fn>
@@ -203,8 +226,9 @@ loss_value empirical_risk::evaluate(const Eigen::VectorXd& w, Eigen::VectorXd& g
       data_.size(), chunk_size(data_.size()), threads_, init,
       [&](std::size_t begin, std::size_t end, gradient_partial& acc) {
         with_tokens(data_, [&](const auto* tokens) {
-          stream_sequences(data_, tokens, *activation_, w.data(), w.data() + D, begin, end, acc.gradient.data(),
-                           [&](double r) { acc.loss += 0.5 * r * r; });
+          residual_sums sums;
+          stream_range(data_, tokens, *activation_, w.data(), w.data() + D, begin, end, acc.gradient.data(), sums);
+          acc.loss += sums.half_square;
         });
       });
   gradient.resize(static_cast<Eigen::Index>(2 * D));
@@ -230,11 +254,10 @@ empirical_risk::squared_error empirical_risk::squared_errors(const Eigen::Vector
       data_.size(), chunk_size(data_.size()), threads_, error_partial{},
       [&](std::size_t begin, std::size_t end, error_partial& acc) {
         with_tokens(data_, [&](const auto* tokens) {
-          stream_sequences(data_, tokens, *activation_, w.data(), w.data() + D, begin, end, nullptr, [&](double r) {
-            const double e = r * r;
-            acc.sum += e;
-            acc.sum_squares += e * e;
-          });
+          residual_sums sums;
+          stream_range(data_, tokens, *activation_, w.data(), w.data() + D, begin, end, nullptr, sums);
+          acc.sum += sums.square;
+          acc.sum_squares += sums.fourth;
         });
       });
   squared_error out;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "vector_clones.hpp"
+
 namespace slr::erm {
 namespace {
 // Philox-4x32 constants (Salmon et al. 2011, as in Random123).
@@ -15,14 +17,14 @@ constexpr int philox_rounds = 10;
 
 // Exact conversion of an integer below 2^52 to double without an int→double instruction
 // (AVX2 has no vector uint64→double conversion; this keeps the loops vectorisable).
-inline double small_integer_to_double(std::uint64_t value) noexcept {
+SLR_ERM_INLINE double small_integer_to_double(std::uint64_t value) noexcept {
   constexpr std::uint64_t two52_bits = 0x4330000000000000ULL;
   return std::bit_cast<double>(value | two52_bits) - 4503599627370496.0;
 }
 
 // ln x for finite x > 0 (normal range): x = m·2^e with m ∈ [√½, √2), ln m = 2 atanh(s),
 // s = (m−1)/(m+1), |s| ≤ 0.1716, by its odd series to s^21 (truncation < 2e-17 relative).
-inline double polynomial_log(double x) noexcept {
+SLR_ERM_INLINE double polynomial_log(double x) noexcept {
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
   const std::uint64_t mantissa = (bits & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL;
   double m = std::bit_cast<double>(mantissa);
@@ -49,7 +51,7 @@ inline double polynomial_log(double x) noexcept {
 }
 
 // sin x and cos x on [0, π/4] by Taylor series to x^17 / x^18 (truncation < 1e-17).
-inline void polynomial_sincos(double x, double& sine, double& cosine) noexcept {
+SLR_ERM_INLINE void polynomial_sincos(double x, double& sine, double& cosine) noexcept {
   const double x2 = x * x;
   double s = 1.0 / 355687428096000.0;              // +1/17!, then Horner down to −1/3!
   s = s * x2 - 1.0 / 1307674368000.0;              // −1/15!
@@ -76,7 +78,7 @@ inline void polynomial_sincos(double x, double& sine, double& cosine) noexcept {
 // u1 = (a + ½)2^-52 ∈ (0, 1) exactly representable (|normal| ≤ 8.57);
 // the angle 2π(b + ½)2^-53 is split into its octant (top 3 bits of b) and an offset in
 // [0, π/4] so that the polynomials only see [0, π/4].
-inline void box_muller_bits(std::uint64_t a, std::uint64_t b, double& first, double& second) noexcept {
+SLR_ERM_INLINE void box_muller_bits(std::uint64_t a, std::uint64_t b, double& first, double& second) noexcept {
   constexpr double two_minus52 = 0x1.0p-52;
   constexpr double quarter_pi_over_two50 = std::numbers::pi / 4.0 * 0x1.0p-50;
   const double u1 = (small_integer_to_double(a) + 0.5) * two_minus52;
@@ -100,6 +102,52 @@ inline void box_muller_bits(std::uint64_t a, std::uint64_t b, double& first, dou
 }
 
 constexpr std::size_t batch = 64; // Philox blocks per vectorised batch
+
+SLR_ERM_VECTOR_CLONES void fill_blocks(std::uint32_t key0, std::uint32_t key1, std::uint32_t row, std::uint32_t index_lo,
+                                       std::uint32_t index_hi, double* out, std::size_t n) noexcept {
+  const std::size_t blocks = (n + 1) / 2;
+  alignas(64) std::uint32_t c0[batch], c1[batch], c2[batch], c3[batch];
+  alignas(64) double first[batch], second[batch];
+  for (std::size_t start = 0; start < blocks; start += batch) {
+    // Structure-of-arrays Philox over `batch` consecutive counters: every statement below is a
+    // lane-wise loop the compiler turns into SIMD (32×32→64 multiplies, xors).
+    for (std::size_t j = 0; j < batch; ++j) {
+      c0[j] = static_cast<std::uint32_t>(start + j);
+      c1[j] = row;
+      c2[j] = index_lo;
+      c3[j] = index_hi;
+    }
+    std::uint32_t k0 = key0, k1 = key1;
+    for (int round = 0; round < philox_rounds; ++round) {
+      if (round > 0) {
+        k0 += weyl0;
+        k1 += weyl1;
+      }
+      for (std::size_t j = 0; j < batch; ++j) {
+        const std::uint64_t p0 = std::uint64_t{multiplier0} * c0[j];
+        const std::uint64_t p1 = std::uint64_t{multiplier1} * c2[j];
+        const std::uint32_t next0 = static_cast<std::uint32_t>(p1 >> 32) ^ c1[j] ^ k0;
+        const std::uint32_t next2 = static_cast<std::uint32_t>(p0 >> 32) ^ c3[j] ^ k1;
+        c1[j] = static_cast<std::uint32_t>(p1);
+        c3[j] = static_cast<std::uint32_t>(p0);
+        c0[j] = next0;
+        c2[j] = next2;
+      }
+    }
+    for (std::size_t j = 0; j < batch; ++j) {
+      const std::uint64_t a = ((std::uint64_t{c0[j]} << 32) | c1[j]) >> 12;
+      const std::uint64_t b = ((std::uint64_t{c2[j]} << 32) | c3[j]) >> 11;
+      box_muller_bits(a, b, first[j], second[j]);
+    }
+    const std::size_t count = std::min(batch, blocks - start);
+    double* target = out + 2 * start;
+    const std::size_t available = n - 2 * start;
+    for (std::size_t j = 0; j < count; ++j) {
+      target[2 * j] = first[j];
+      if (2 * j + 1 < available) target[2 * j + 1] = second[j];
+    }
+  }
+}
 } // namespace
 
 std::array<std::uint32_t, 4> philox_4x32_10(std::array<std::uint32_t, 4> c, std::array<std::uint32_t, 2> key) noexcept {
@@ -130,49 +178,7 @@ normal_stream::normal_stream(std::uint64_t seed, model::stream_purpose purpose, 
 }
 
 void normal_stream::fill(std::span<double> out) const noexcept {
-  const std::size_t n = out.size();
-  const std::size_t blocks = (n + 1) / 2;
-  alignas(64) std::uint32_t c0[batch], c1[batch], c2[batch], c3[batch];
-  alignas(64) double first[batch], second[batch];
-  for (std::size_t start = 0; start < blocks; start += batch) {
-    // Structure-of-arrays Philox over `batch` consecutive counters: every statement below is a
-    // lane-wise loop the compiler turns into SIMD (32×32→64 multiplies, xors).
-    for (std::size_t j = 0; j < batch; ++j) {
-      c0[j] = static_cast<std::uint32_t>(start + j);
-      c1[j] = row_;
-      c2[j] = index_lo_;
-      c3[j] = index_hi_;
-    }
-    std::uint32_t k0 = key_[0], k1 = key_[1];
-    for (int round = 0; round < philox_rounds; ++round) {
-      if (round > 0) {
-        k0 += weyl0;
-        k1 += weyl1;
-      }
-      for (std::size_t j = 0; j < batch; ++j) {
-        const std::uint64_t p0 = std::uint64_t{multiplier0} * c0[j];
-        const std::uint64_t p1 = std::uint64_t{multiplier1} * c2[j];
-        const std::uint32_t next0 = static_cast<std::uint32_t>(p1 >> 32) ^ c1[j] ^ k0;
-        const std::uint32_t next2 = static_cast<std::uint32_t>(p0 >> 32) ^ c3[j] ^ k1;
-        c1[j] = static_cast<std::uint32_t>(p1);
-        c3[j] = static_cast<std::uint32_t>(p0);
-        c0[j] = next0;
-        c2[j] = next2;
-      }
-    }
-    for (std::size_t j = 0; j < batch; ++j) {
-      const std::uint64_t a = ((std::uint64_t{c0[j]} << 32) | c1[j]) >> 12;
-      const std::uint64_t b = ((std::uint64_t{c2[j]} << 32) | c3[j]) >> 11;
-      box_muller_bits(a, b, first[j], second[j]);
-    }
-    const std::size_t count = std::min(batch, blocks - start);
-    double* target = out.data() + 2 * start;
-    const std::size_t available = n - 2 * start;
-    for (std::size_t j = 0; j < count; ++j) {
-      target[2 * j] = first[j];
-      if (2 * j + 1 < available) target[2 * j + 1] = second[j];
-    }
-  }
+  fill_blocks(key_[0], key_[1], row_, index_lo_, index_hi_, out.data(), out.size());
 }
 
 } // namespace slr::erm

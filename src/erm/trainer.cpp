@@ -277,7 +277,7 @@ training_result train(const empirical_risk& risk, const teacher& teacher, Eigen:
 double peak_rss_mb() {
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) != 0) return std::numeric_limits<double>::quiet_NaN();
-  return static_cast<double>(usage.ru_maxrss) / 1024.0; // ru_maxrss is in KiB on Linux
+  return static_cast<double>(usage.ru_maxrss) * 1024.0 / 1e6; // ru_maxrss is in KiB on Linux; MB = 10^6 bytes
 }
 
 } // namespace slr::erm

@@ -229,7 +229,11 @@ method_descriptor describe_erm() {
     // ~10 ns per generated entry, ~0.5 ns per entry and evaluation, a few hundred evaluations.
     return entries * (1e-8 + 300 * 5e-10);
   };
-  m.memory_bytes = [](const grid::point& p) { return static_cast<std::size_t>(estimate_memory_bytes(p)); };
+  m.memory_bytes = [](const grid::point& p) {
+    const double bytes = estimate_memory_bytes(p);
+    constexpr auto largest = std::numeric_limits<std::size_t>::max();
+    return bytes >= static_cast<double>(largest) ? largest : static_cast<std::size_t>(bytes);
+  };
   return m;
 }
 

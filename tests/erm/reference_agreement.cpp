@@ -39,6 +39,7 @@ void check_reference_agreement(std::size_t D, std::size_t seeds, unsigned thread
   ASSERT_TRUE(file) << "cannot open " << SLR_REFERENCE_DIR << "/fixed_point.json";
   const auto reference = nlohmann::json::parse(file);
   int cases = 0;
+  int beyond_three_sigma = 0;
   for (const auto& c : reference["cases"]) {
     if (c["kind"] != "finite_alpha_erm" || c["r_k"].get<double>() != 1.0 || c["r_v"].get<double>() != 1.0) continue;
     ++cases;
@@ -87,9 +88,18 @@ void check_reference_agreement(std::size_t D, std::size_t seeds, unsigned thread
       const double bound = 3 * std::sqrt(se * se + x.fixed_point_error * x.fixed_point_error);
       std::printf("  %-6s ERM %.4f ± %.4f (sd %.4f)  FP %.4f ± %.4f  |diff| %.4f  bound %.4f\n", x.name, mean, se, sd,
                   x.fixed_point, x.fixed_point_error, std::abs(mean - x.fixed_point), bound);
-      EXPECT_LE(std::abs(mean - x.fixed_point), bound) << x.name << " of case " << c.dump();
+      const double sigmas = std::abs(mean - x.fixed_point) / (bound / 3);
+      EXPECT_LE(sigmas, 4.0) << x.name << " of case " << c.dump();
+      if (sigmas > 3.0) {
+        ++beyond_three_sigma;
+        std::printf("  note: %s is %.2f combined standard errors from the fixed point\n", x.name, sigmas);
+      }
     }
   }
   EXPECT_EQ(cases, 3); // spiked softmax, spiked linear, max ν = ∞ softmax
+  // 27 comparisons, each with a seed-spread standard error (t with seeds − 1 degrees of freedom):
+  // even with perfect agreement about 0.4 of them exceed 3σ (P(|t_9| > 3) ≈ 1.5%). So every
+  // comparison must be within 4σ and at most one may lie between 3σ and 4σ.
+  EXPECT_LE(beyond_three_sigma, 1);
 }
 } // namespace slr_test

@@ -92,7 +92,7 @@ struct training_result {
 [[nodiscard]] double relative_gradient(const empirical_risk& risk, const Eigen::VectorXd& w,
                                        const Eigen::VectorXd& gradient);
 
-/// Peak resident memory of this process in MB (getrusage), or NaN where unavailable.
+/// Peak resident memory of this process in MB (10^6 bytes, from getrusage), or NaN where unavailable.
 [[nodiscard]] double peak_rss_mb();
 
 } // namespace slr::erm

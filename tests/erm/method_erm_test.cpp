@@ -1,0 +1,103 @@
+// The "erm" solver through the registry: a small point fills every promised column, the
+// gradient-flow trajectory goes into extra_json, results do not depend on the thread count,
+// and bad input (D < 2, α ≤ 0, memory that cannot fit) is refused with a clear message.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "slr/sched/method_registry.hpp"
+
+namespace {
+using namespace slr;
+
+grid::point small_point() {
+  grid::point p;
+  p.method = "erm";
+  p.alpha = 4;
+  p.r_k = p.r_v = 1;
+  p.seed = 17;
+  p.options = {{"D", "100"}, {"test-samples", "2000"}};
+  return p;
+}
+
+TEST(MethodErm, SmallPointFillsTheColumns) {
+  auto p = small_point();
+  sched::complete_point(p);
+  const auto r = sched::solve_point(p, {2});
+  ASSERT_EQ(r.status, grid::status::ok) << r.message;
+  for (const char* column : {"test_risk", "test_risk_stderr", "train_loss", "train_loss_regularised", "iterations", "D",
+                             "N", "grad_evals", "grad_time_s", "rel_grad", "peak_rss_mb", "risk", "risk_stderr",
+                             "order_parameters.m_kk", "order_parameters.m_kv", "order_parameters.m_vk",
+                             "order_parameters.m_vv", "order_parameters.q_kk", "order_parameters.q_kv",
+                             "order_parameters.q_vv"})
+    EXPECT_TRUE(std::isfinite(r.get(column))) << column;
+  EXPECT_EQ(r.get("D"), 100);
+  EXPECT_EQ(r.get("N"), 400);
+  EXPECT_LE(r.get("rel_grad"), 1e-6);
+  EXPECT_EQ(r.get("risk"), r.get("test_risk"));
+  // Regularised = unregularised + (r_k q_kk + r_v q_vv)/(2α).
+  EXPECT_NEAR(r.get("train_loss_regularised"),
+              r.get("train_loss") + (r.get("order_parameters.q_kk") + r.get("order_parameters.q_vv")) / 8, 1e-12);
+  const auto extra = nlohmann::json::parse(r.extra_json);
+  EXPECT_EQ(extra["stopped_by"], "tolerance");
+  // Fresh-sequence test risk and the population formula at the same overlaps estimate the
+  // same number (THEORY.md §2).
+  const double gap = std::abs(extra["population_risk"].get<double>() - r.get("test_risk"));
+  EXPECT_LT(gap, 4 * std::hypot(r.get("test_risk_stderr"), extra["population_risk_stderr"].get<double>()));
+
+  const auto one_thread = sched::solve_point(p, {1});
+  EXPECT_EQ(one_thread.get("order_parameters.m_kk"), r.get("order_parameters.m_kk"));
+  EXPECT_EQ(one_thread.get("test_risk"), r.get("test_risk"));
+}
+
+TEST(MethodErm, GradientFlowTrajectory) {
+  auto p = small_point();
+  p.options["optimizer"] = "gradient-flow";
+  p.options["horizon"] = "20";
+  p.options["trajectory-times"] = "0,1,5";
+  p.options["trajectory"] = "1";
+  sched::complete_point(p);
+  const auto r = sched::solve_point(p, {1});
+  ASSERT_TRUE(r.status == grid::status::ok) << r.message;
+  const auto extra = nlohmann::json::parse(r.extra_json);
+  ASSERT_TRUE(extra.contains("trajectory"));
+  const auto& trajectory = extra["trajectory"];
+  ASSERT_GE(trajectory.size(), 2U);
+  EXPECT_EQ(trajectory[0]["t"], 0.0);
+  EXPECT_TRUE(trajectory[0]["order_parameters"].contains("m_kk"));
+  // The informed start: m_kk ≈ 1 at t = 0, then it moves.
+  EXPECT_NEAR(trajectory[0]["order_parameters"]["m_kk"].get<double>(), 1.0, 0.05);
+}
+
+TEST(MethodErm, BadInput) {
+  auto p = small_point();
+  p.options["D"] = "1";
+  EXPECT_THROW(sched::complete_point(p), std::invalid_argument);
+  p = small_point();
+  p.alpha = 0;
+  EXPECT_THROW(sched::complete_point(p), std::invalid_argument);
+  p = small_point();
+  p.alpha = -2;
+  EXPECT_THROW(sched::complete_point(p), std::invalid_argument);
+  p = small_point();
+  p.options["trajectory-times"] = "0,abc";
+  p.options["optimizer"] = "gradient-flow";
+  sched::complete_point(p);
+  const auto bad_times = sched::solve_point(p, {1});
+  EXPECT_EQ(bad_times.status, grid::status::failed);
+  EXPECT_NE(bad_times.message.find("trajectory-times"), std::string::npos);
+  // D = 10^6, N = 10^9, L = 3 doubles = 24 PB: refused before anything is allocated.
+  p = small_point();
+  p.options["D"] = "1000000";
+  p.alpha = 1e3;
+  sched::complete_point(p);
+  const auto& method = sched::find_method("erm");
+  EXPECT_GT(static_cast<double>(method.memory_bytes(p)), 2.4e16);
+  const auto refused = sched::solve_point(p, {1});
+  EXPECT_EQ(refused.status, grid::status::failed);
+  EXPECT_NE(refused.message.find("MB are available"), std::string::npos) << refused.message;
+}
+} // namespace
