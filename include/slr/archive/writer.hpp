@@ -63,7 +63,8 @@ public:
   static writer create(const std::filesystem::path& path, const job::job_spec& job,
                        if_exists policy = if_exists::fail, writer_options options = {});
   /// Opens an existing archive for resuming (takes the write lock, replays the journal,
-  /// truncates a torn tail, rebuilds the .h5 if it is stale or missing). Throws
+  /// truncates a torn tail, rebuilds the .h5). If only the .h5 exists (copied without its
+  /// journal), a journal is first written from the snapshot. Throws
   /// archive_not_found_error, archive_locked_error, journal_error, hdf5_error.
   static writer open(const std::filesystem::path& path, writer_options options = {});
 
