@@ -35,6 +35,7 @@ struct writer::state {
   bool dirty = false;
   std::chrono::steady_clock::time_point last_rebuild = std::chrono::steady_clock::now();
   double last_rebuild_seconds = 0;
+  std::string last_rebuild_error;
 
   state(std::filesystem::path p, writer_options o, journal_writer j)
       : path(std::move(p)), options(o), journal(std::move(j)) {}
@@ -67,7 +68,16 @@ struct writer::state {
     // Bound the time spent rebuilding to max_rebuild_fraction of the wall time.
     const double min_interval = options.max_rebuild_fraction > 0 ? last_rebuild_seconds / options.max_rebuild_fraction : 0;
     if (since < min_interval) return;
-    if (points_since_rebuild >= options.rebuild_every_points || since >= options.rebuild_every_seconds) rebuild();
+    if (points_since_rebuild < options.rebuild_every_points && since < options.rebuild_every_seconds) return;
+    try {
+      rebuild();
+      last_rebuild_error.clear();
+    } catch (const archive_error& e) {
+      // The points are durable in the journal already; a failed snapshot (e.g. a full disk)
+      // must not turn their acknowledgement into an error. Retried at the next interval.
+      last_rebuild_error = e.what();
+      last_rebuild = std::chrono::steady_clock::now();
+    }
   }
 };
 
@@ -244,5 +254,7 @@ void writer::extend_job(const job::job_spec& extended) {
 void writer::rebuild_now() { state_->rebuild(); }
 
 double writer::last_rebuild_seconds() const noexcept { return state_->last_rebuild_seconds; }
+
+const std::string& writer::last_rebuild_error() const noexcept { return state_->last_rebuild_error; }
 
 } // namespace slr::archive

@@ -49,6 +49,7 @@ struct finished_point {
   const grid::result_record* record = nullptr;
 };
 
+/// Not thread-safe (nor is the serial HDF5 library): use one writer from one thread.
 class writer {
 public:
   enum class if_exists {
@@ -101,6 +102,10 @@ public:
   void rebuild_now();
   /// Seconds spent in the last rebuild.
   [[nodiscard]] double last_rebuild_seconds() const noexcept;
+  /// Why the last periodic rebuild failed (empty if it succeeded). Periodic rebuilds inside
+  /// record()/begin_run() never throw — the points are already durable in the journal — and
+  /// are retried at the next interval; rebuild_now() and end_run() do throw.
+  [[nodiscard]] const std::string& last_rebuild_error() const noexcept;
 
 private:
   struct state;
