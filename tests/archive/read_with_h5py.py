@@ -27,7 +27,15 @@ def check(condition, message):
 
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "smoke.h5")
-    subprocess.run([fill_tool, job_file, path], check=True)
+    # A partial run first: status reports progress and that nothing is running.
+    subprocess.run([fill_tool, job_file, path, "10"], check=True, stdout=subprocess.DEVNULL)
+    status = subprocess.run([slr_sweep, "status", path], capture_output=True, text=True)
+    if status.returncode != 0 or "10 / 36 done" not in status.stdout or "26 missing" not in status.stdout \
+            or "not running" not in status.stdout:
+        print("FAIL: status of a partial archive:\n" + status.stdout + status.stderr)
+        sys.exit(1)
+    # …then the rest (the archive is reopened and only missing points run).
+    subprocess.run([fill_tool, job_file, path], check=True, stdout=subprocess.DEVNULL)
 
     with h5py.File(path, "r") as f:
         points = f["/points"][:]  # numpy structured array: pd.DataFrame(points) is the DataFrame
@@ -45,8 +53,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(attrs["schema_version"] == 1, "schema_version")
     with open(job_file) as job:
         check(attrs["job_text"] == job.read(), "the job text is stored verbatim")
-    check(len(runs) == 1 and runs["exit_reason"][0] == b"complete", "one complete run")
-    check(int(runs["points_done"][0]) == 36, "points_done")
+    check(len(runs) == 2 and runs["exit_reason"][0] == b"stopped" and runs["exit_reason"][1] == b"complete",
+          "a stopped and a complete run")
+    check(int(runs["points_done"][0]) == 10 and int(runs["points_done"][1]) == 26, "points_done per run")
 
     def text(value):
         return value.decode() if isinstance(value, bytes) else value
