@@ -9,7 +9,8 @@
 namespace slr::sched {
 
 const std::vector<method_descriptor>& all_methods() {
-  static const std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population()};
+  static const std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population(),
+                                                              detail::describe_synthetic()};
   return methods;
 }
 

@@ -5,6 +5,8 @@
 namespace slr::sched::detail {
 method_descriptor describe_bayes();
 method_descriptor describe_population();
+/// TESTING ONLY: deterministic hash-derived results with tunable cost, memory and failures.
+method_descriptor describe_synthetic();
 
 /// The option every Monte Carlo method shares.
 option_spec samples_option(std::string default_value, double minimum);
