@@ -1,0 +1,60 @@
+#pragma once
+// The read side of an archive, for `status`, `query`, `export`. Opens only the .h5 snapshot,
+// read-only (honours HDF5_USE_FILE_LOCKING), never the journal for writing: it cannot block or
+// corrupt a running sweep, whose writer replaces the snapshot by rename (an open reader keeps
+// the old, complete file). The snapshot lags the journal by at most the writer's rebuild
+// interval; freshness() says by how much.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "slr/archive/archive_error.hpp"
+#include "slr/archive/rows.hpp"
+
+namespace slr::archive {
+
+/// Root attributes of an archive.
+struct archive_attributes {
+  std::int64_t schema_version = 0;
+  std::string tool_version, git_revision, compiler;
+  std::map<std::string, std::string> library_versions; ///< "hdf5" → "1.10.8", "boost" → …
+  std::string job_text, job_fingerprint, job_name;
+  double snapshot_unix = 0;           ///< when this snapshot was written
+  std::uint64_t journal_bytes = 0;    ///< journal length it was built from
+  std::uint64_t journal_points = 0;   ///< point records it was built from (incl. duplicates)
+};
+
+/// How current the snapshot is relative to the journal (read-only inspection).
+struct freshness {
+  double snapshot_age_s = 0;          ///< now − snapshot_unix
+  bool journal_present = false;
+  std::uint64_t journal_bytes = 0;    ///< current journal size (0 if absent)
+  std::uint64_t newer_points = 0;     ///< intact point records in the journal after the snapshot
+  long writer_pid = 0;                ///< pid holding the write lock (a sweep running), 0 if none
+};
+
+class reader {
+public:
+  /// Throws archive_not_found_error (no such file / not an slr-sweep archive) or hdf5_error.
+  explicit reader(const std::filesystem::path& path);
+  reader(reader&&) noexcept;
+  reader& operator=(reader&&) noexcept;
+  ~reader();
+
+  [[nodiscard]] const archive_attributes& attributes() const noexcept;
+  /// All rows of /points (value_names = the float64 result columns present in the file).
+  [[nodiscard]] std::vector<point_row> points() const;
+  [[nodiscard]] std::vector<run_row> runs() const;
+  /// Number of rows of /points without reading them.
+  [[nodiscard]] std::uint64_t point_count() const;
+  /// Compares the snapshot with the journal next to it (reads the journal, takes no lock).
+  [[nodiscard]] freshness check_freshness() const;
+
+private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+} // namespace slr::archive

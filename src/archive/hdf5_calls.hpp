@@ -1,0 +1,91 @@
+#pragma once
+// Private to src/archive: the one checked wrapper every HDF5 call goes through, and an RAII
+// owner per HDF5 identifier. Nothing outside src/archive includes hdf5.h.
+#include <hdf5.h>
+
+#include <string>
+#include <vector>
+#include <utility>
+
+#include "slr/archive/archive_error.hpp"
+
+namespace slr::archive::h5 {
+
+/// Turns off HDF5's automatic error printing (once per process); our wrapper reports instead.
+void silence_error_stack();
+
+/// HDF5's current error stack as one line (innermost message last).
+[[nodiscard]] std::string error_stack_text();
+
+/// The checked wrapper: a negative return value (HDF5's failure convention for herr_t, hid_t,
+/// htri_t, hssize_t) throws hdf5_error naming the call, the object and HDF5's messages.
+template <class Result>
+Result check(Result result, const char* call, const std::string& object) {
+  if (result < 0) throw hdf5_error(std::string(call) + " failed for " + object + ": " + error_stack_text());
+  return result;
+}
+
+/// Owner of one HDF5 identifier, closed with the matching H5?close in the destructor (errors
+/// there cannot be reported and are ignored; use close() where failure matters, e.g. files).
+class handle {
+public:
+  using closer = herr_t (*)(hid_t);
+  handle() = default;
+  handle(hid_t id, closer close_fn, std::string what) : id_(id), close_(close_fn), what_(std::move(what)) {}
+  handle(handle&& other) noexcept
+      : id_(std::exchange(other.id_, H5I_INVALID_HID)), close_(other.close_), what_(std::move(other.what_)) {}
+  handle& operator=(handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = std::exchange(other.id_, H5I_INVALID_HID);
+      close_ = other.close_;
+      what_ = std::move(other.what_);
+    }
+    return *this;
+  }
+  handle(const handle&) = delete;
+  handle& operator=(const handle&) = delete;
+  ~handle() { reset(); }
+
+  [[nodiscard]] hid_t get() const noexcept { return id_; }
+  [[nodiscard]] const std::string& what() const noexcept { return what_; }
+  /// Closes now and throws hdf5_error if HDF5 reports a failure (e.g. while flushing a file).
+  void close() {
+    if (id_ >= 0) {
+      const hid_t id = std::exchange(id_, H5I_INVALID_HID);
+      check(close_(id), "H5?close", what_);
+    }
+  }
+
+private:
+  void reset() noexcept {
+    if (id_ >= 0) close_(std::exchange(id_, H5I_INVALID_HID));
+  }
+  hid_t id_ = H5I_INVALID_HID;
+  closer close_ = nullptr;
+  std::string what_;
+};
+
+// Checked constructors of owned handles.
+[[nodiscard]] handle file_create(const std::string& path);
+[[nodiscard]] handle file_open_read_only(const std::string& path);
+[[nodiscard]] handle dataset_open(const handle& file, const char* name);
+[[nodiscard]] handle property_list(hid_t cls, const std::string& what);
+[[nodiscard]] handle simple_space(hsize_t rows, bool extendable, const std::string& what);
+[[nodiscard]] handle scalar_space(const std::string& what);
+[[nodiscard]] handle compound_type(std::size_t size, const std::string& what);
+[[nodiscard]] handle string_type(std::size_t fixed_size_or_zero_for_vlen, const std::string& what);
+[[nodiscard]] handle copy_type(hid_t type, const std::string& what);
+
+/// Root attributes.
+void write_text_attribute(const handle& object, const char* name, const std::string& value);
+void write_int_attribute(const handle& object, const char* name, long long value);
+void write_double_attribute(const handle& object, const char* name, double value);
+[[nodiscard]] bool has_attribute(const handle& object, const char* name);
+[[nodiscard]] std::string read_text_attribute(const handle& object, const char* name);
+[[nodiscard]] long long read_int_attribute(const handle& object, const char* name);
+[[nodiscard]] double read_double_attribute(const handle& object, const char* name);
+/// Names of all attributes of an object.
+[[nodiscard]] std::vector<std::string> attribute_names(const handle& object);
+
+} // namespace slr::archive::h5

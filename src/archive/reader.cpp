@@ -1,0 +1,247 @@
+#include "slr/archive/reader.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "hdf5_calls.hpp"
+#include "journal_internal.hpp"
+#include "slr/archive/journal.hpp"
+#include "snapshot.hpp"
+
+namespace slr::archive {
+
+namespace {
+
+// Reads one member of a compound dataset by name (HDF5 converts by member name).
+template <class T>
+std::vector<T> read_number_column(const h5::handle& dataset, std::size_t rows, const std::string& name, hid_t native) {
+  std::vector<T> values(rows);
+  if (rows == 0) return values;
+  const std::string what = dataset.what() + "." + name;
+  auto type = h5::compound_type(sizeof(T), what);
+  h5::check(H5Tinsert(type.get(), name.c_str(), 0, native), "H5Tinsert", what);
+  h5::check(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), "H5Dread", what);
+  return values;
+}
+
+std::vector<std::string> read_text_column(const h5::handle& dataset, std::size_t rows, const std::string& name,
+                                          hid_t file_member_type) {
+  std::vector<std::string> values(rows);
+  if (rows == 0) return values;
+  const std::string what = dataset.what() + "." + name;
+  const bool variable = h5::check(H5Tis_variable_str(file_member_type), "H5Tis_variable_str", what) > 0;
+  if (variable) {
+    auto string_type = h5::string_type(0, what);
+    auto type = h5::compound_type(sizeof(char*), what);
+    h5::check(H5Tinsert(type.get(), name.c_str(), 0, string_type.get()), "H5Tinsert", what);
+    std::vector<char*> pointers(rows, nullptr);
+    h5::check(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()), "H5Dread", what);
+    for (std::size_t i = 0; i < rows; ++i) values[i] = pointers[i] != nullptr ? pointers[i] : "";
+    auto space = h5::simple_space(rows, false, what);
+    h5::check(H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data()), "H5Dvlen_reclaim", what);
+    return values;
+  }
+  const std::size_t width = H5Tget_size(file_member_type);
+  if (width == 0) throw hdf5_error("H5Tget_size failed for " + what + ": " + h5::error_stack_text());
+  auto string_type = h5::string_type(width, what);
+  auto type = h5::compound_type(width, what);
+  h5::check(H5Tinsert(type.get(), name.c_str(), 0, string_type.get()), "H5Tinsert", what);
+  std::vector<char> bytes(rows * width);
+  h5::check(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()), "H5Dread", what);
+  for (std::size_t i = 0; i < rows; ++i) {
+    const char* start = bytes.data() + i * width;
+    values[i].assign(start, strnlen(start, width));
+  }
+  return values;
+}
+
+struct member {
+  std::string name;
+  H5T_class_t type_class;
+  h5::handle type;
+};
+
+std::vector<member> members_of(const h5::handle& dataset) {
+  h5::handle type{h5::check(H5Dget_type(dataset.get()), "H5Dget_type", dataset.what()), H5Tclose, dataset.what()};
+  if (h5::check(H5Tget_class(type.get()), "H5Tget_class", dataset.what()) != H5T_COMPOUND)
+    throw archive_not_found_error(dataset.what() + " is not a compound table");
+  const int n = h5::check(H5Tget_nmembers(type.get()), "H5Tget_nmembers", dataset.what());
+  std::vector<member> members;
+  for (int i = 0; i < n; ++i) {
+    char* raw = H5Tget_member_name(type.get(), static_cast<unsigned>(i));
+    if (raw == nullptr) throw hdf5_error("H5Tget_member_name failed for " + dataset.what() + ": " + h5::error_stack_text());
+    std::string name = raw;
+    h5::check(H5free_memory(raw), "H5free_memory", dataset.what());
+    const auto type_class = h5::check(H5Tget_member_class(type.get(), static_cast<unsigned>(i)), "H5Tget_member_class",
+                                      dataset.what() + "." + name);
+    h5::handle member_type{h5::check(H5Tget_member_type(type.get(), static_cast<unsigned>(i)), "H5Tget_member_type",
+                                     dataset.what() + "." + name),
+                           H5Tclose, dataset.what() + "." + name};
+    members.push_back({std::move(name), type_class, std::move(member_type)});
+  }
+  return members;
+}
+
+std::size_t row_count(const h5::handle& dataset) {
+  h5::handle space{h5::check(H5Dget_space(dataset.get()), "H5Dget_space", dataset.what()), H5Sclose, dataset.what()};
+  const auto n = h5::check(H5Sget_simple_extent_npoints(space.get()), "H5Sget_simple_extent_npoints", dataset.what());
+  return static_cast<std::size_t>(n);
+}
+
+const member* find_member(const std::vector<member>& members, const std::string& name) {
+  for (const auto& m : members)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+} // namespace
+
+struct reader::state {
+  std::filesystem::path path;
+  h5::handle file;
+  archive_attributes attributes;
+};
+
+reader::reader(const std::filesystem::path& path) : state_(std::make_unique<state>()) {
+  state_->path = path;
+  if (!std::filesystem::exists(path)) {
+    auto journal = journal_path(path);
+    throw archive_not_found_error("no archive at " + path.string() +
+                                  (std::filesystem::exists(journal) ? " (its journal exists: run `slr-sweep recover " +
+                                                                          path.string() + "`)"
+                                                                    : ""));
+  }
+  h5::silence_error_stack();
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 <= 0) throw archive_not_found_error(path.string() + " is not an HDF5 file");
+  state_->file = h5::file_open_read_only(path.string());
+  const auto& file = state_->file;
+  if (!h5::has_attribute(file, "format") || h5::read_text_attribute(file, "format") != archive_format_name)
+    throw archive_not_found_error(path.string() + " is an HDF5 file but not an slr-sweep archive");
+  auto& a = state_->attributes;
+  a.schema_version = h5::read_int_attribute(file, "schema_version");
+  if (a.schema_version > archive_schema_version)
+    throw archive_error(path.string() + " has archive schema version " + std::to_string(a.schema_version) +
+                        "; this slr-sweep reads up to " + std::to_string(archive_schema_version));
+  a.tool_version = h5::read_text_attribute(file, "tool_version");
+  a.git_revision = h5::read_text_attribute(file, "git_revision");
+  a.compiler = h5::read_text_attribute(file, "compiler");
+  for (const auto& name : h5::attribute_names(file))
+    if (name.starts_with("version_")) a.library_versions[name.substr(8)] = h5::read_text_attribute(file, name.c_str());
+  a.job_text = h5::read_text_attribute(file, "job_text");
+  a.job_fingerprint = h5::read_text_attribute(file, "job_fingerprint");
+  a.job_name = h5::read_text_attribute(file, "job_name");
+  a.snapshot_unix = h5::read_double_attribute(file, "snapshot_unix");
+  a.journal_bytes = static_cast<std::uint64_t>(h5::read_int_attribute(file, "journal_bytes"));
+  a.journal_points = static_cast<std::uint64_t>(h5::read_int_attribute(file, "journal_points"));
+}
+
+reader::reader(reader&&) noexcept = default;
+reader& reader::operator=(reader&&) noexcept = default;
+reader::~reader() = default;
+
+const archive_attributes& reader::attributes() const noexcept { return state_->attributes; }
+
+std::uint64_t reader::point_count() const { return row_count(h5::dataset_open(state_->file, "points")); }
+
+std::vector<point_row> reader::points() const {
+  const auto dataset = h5::dataset_open(state_->file, "points");
+  const std::size_t n = row_count(dataset);
+  const auto members = members_of(dataset);
+  std::vector<point_row> rows(n);
+  const auto u64 = [&](const char* name, auto setter) {
+    if (find_member(members, name) == nullptr) return;
+    const auto v = read_number_column<std::uint64_t>(dataset, n, name, H5T_NATIVE_UINT64);
+    for (std::size_t i = 0; i < n; ++i) setter(rows[i], v[i]);
+  };
+  const auto f64 = [&](const char* name, double point_row::*field) {
+    if (find_member(members, name) == nullptr) return;
+    const auto v = read_number_column<double>(dataset, n, name, H5T_NATIVE_DOUBLE);
+    for (std::size_t i = 0; i < n; ++i) rows[i].*field = v[i];
+  };
+  const auto text = [&](const char* name, std::string point_row::*field) {
+    const auto* m = find_member(members, name);
+    if (m == nullptr) return;
+    auto v = read_text_column(dataset, n, name, m->type.get());
+    for (std::size_t i = 0; i < n; ++i) rows[i].*field = std::move(v[i]);
+  };
+  u64("point_id", [](point_row& r, std::uint64_t v) { r.point_id = v; });
+  u64("repeat", [](point_row& r, std::uint64_t v) { r.repeat = static_cast<std::uint32_t>(v); });
+  u64("seed", [](point_row& r, std::uint64_t v) { r.seed = v; });
+  u64("run_index", [](point_row& r, std::uint64_t v) { r.run_index = static_cast<std::uint32_t>(v); });
+  if (find_member(members, "L") != nullptr) {
+    const auto v = read_number_column<std::int64_t>(dataset, n, "L", H5T_NATIVE_INT64);
+    for (std::size_t i = 0; i < n; ++i) rows[i].L = v[i];
+  }
+  text("method", &point_row::method);
+  text("task", &point_row::task);
+  text("L_pmf", &point_row::L_pmf);
+  text("activation", &point_row::activation);
+  text("options", &point_row::options);
+  text("status", &point_row::status);
+  text("message", &point_row::message);
+  text("extra_json", &point_row::extra_json);
+  f64("nu", &point_row::nu);
+  f64("delta", &point_row::delta);
+  f64("erf_offset", &point_row::erf_offset);
+  f64("alpha", &point_row::alpha);
+  f64("r_k", &point_row::r_k);
+  f64("r_v", &point_row::r_v);
+  f64("completed_unix", &point_row::completed_unix);
+  static const std::set<std::string> fixed_columns = {"nu",  "delta", "erf_offset", "alpha",
+                                                      "r_k", "r_v",   "completed_unix"};
+  std::vector<std::string> value_names;
+  for (const auto& m : members)
+    if (m.type_class == H5T_FLOAT && !fixed_columns.contains(m.name)) value_names.push_back(m.name);
+  for (auto& r : rows) {
+    r.value_names = value_names;
+    r.values.resize(value_names.size());
+  }
+  for (std::size_t c = 0; c < value_names.size(); ++c) {
+    const auto v = read_number_column<double>(dataset, n, value_names[c], H5T_NATIVE_DOUBLE);
+    for (std::size_t i = 0; i < n; ++i) rows[i].values[c] = v[i];
+  }
+  return rows;
+}
+
+std::vector<run_row> reader::runs() const {
+  const auto dataset = h5::dataset_open(state_->file, "runs");
+  const std::size_t n = row_count(dataset);
+  const auto members = members_of(dataset);
+  std::vector<run_row> runs(n);
+  const auto index = read_number_column<std::uint32_t>(dataset, n, "run_index", H5T_NATIVE_UINT32);
+  const auto start = read_number_column<double>(dataset, n, "start_unix", H5T_NATIVE_DOUBLE);
+  const auto end = read_number_column<double>(dataset, n, "end_unix", H5T_NATIVE_DOUBLE);
+  const auto ranks = read_number_column<std::int32_t>(dataset, n, "ranks", H5T_NATIVE_INT32);
+  const auto done = read_number_column<std::uint64_t>(dataset, n, "points_done", H5T_NATIVE_UINT64);
+  auto host = read_text_column(dataset, n, "host", find_member(members, "host")->type.get());
+  auto command = read_text_column(dataset, n, "command", find_member(members, "command")->type.get());
+  auto reason = read_text_column(dataset, n, "exit_reason", find_member(members, "exit_reason")->type.get());
+  for (std::size_t i = 0; i < n; ++i)
+    runs[i] = {index[i], start[i], end[i], ranks[i], std::move(host[i]), std::move(command[i]), std::move(reason[i]),
+               done[i]};
+  return runs;
+}
+
+freshness reader::check_freshness() const {
+  freshness f;
+  f.snapshot_age_s = unix_now() - state_->attributes.snapshot_unix;
+  const auto journal = journal_path(state_->path);
+  std::error_code error;
+  const auto size = std::filesystem::file_size(journal, error);
+  if (!error) {
+    f.journal_present = true;
+    f.journal_bytes = size;
+    const auto records = count_point_records(journal);
+    f.newer_points = records > state_->attributes.journal_points ? records - state_->attributes.journal_points : 0;
+    f.writer_pid = journal_lock_holder(journal);
+  }
+  return f;
+}
+
+} // namespace slr::archive

@@ -1,0 +1,35 @@
+#pragma once
+// Private to src/archive: writes the HDF5 snapshot of an archive (tables /points and /runs plus
+// root attributes) to "<archive>.tmp", fsyncs it and renames it over "<archive>".
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "slr/archive/rows.hpp"
+
+namespace slr::archive {
+
+inline constexpr long long archive_schema_version = 1;
+inline constexpr const char* archive_format_name = "slr-sweep archive";
+
+struct snapshot_content {
+  std::string job_text, job_fingerprint, job_name;
+  std::vector<const point_row*> rows; ///< in table order
+  std::vector<run_row> runs;
+  std::uint64_t journal_bytes = 0;    ///< journal length the snapshot reflects
+  std::uint64_t journal_points = 0;   ///< point records in that prefix
+};
+
+/// Sorts rows into the archive's table order (method, task, activation, erf_offset, nu, L,
+/// delta, alpha, r_k, r_v, options, repeat, point_id): deterministic whatever the completion order.
+void sort_rows(std::vector<const point_row*>& rows);
+
+/// Writes the snapshot atomically (temporary file, fsync, rename, directory fsync).
+/// Throws hdf5_error or archive_error.
+void write_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content);
+
+/// The union of value column names over rows: grid::result_columns order first, then others.
+[[nodiscard]] std::vector<std::string> value_column_union(const std::vector<const point_row*>& rows);
+
+} // namespace slr::archive

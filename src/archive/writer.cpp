@@ -1,0 +1,221 @@
+#include "slr/archive/writer.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "archive_model.hpp"
+#include "slr/archive/journal.hpp"
+#include "slr/archive/reader.hpp"
+#include "snapshot.hpp"
+
+namespace slr::archive {
+
+namespace {
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+std::string host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
+  return buffer;
+}
+} // namespace
+
+struct writer::state {
+  std::filesystem::path path;
+  writer_options options;
+  journal_writer journal;
+  archive_model model;
+  std::unordered_map<std::uint64_t, grid::status> done;
+  std::optional<std::uint32_t> current_run;
+  std::size_t points_since_rebuild = 0;
+  bool dirty = false;
+  std::chrono::steady_clock::time_point last_rebuild = std::chrono::steady_clock::now();
+  double last_rebuild_seconds = 0;
+
+  state(std::filesystem::path p, writer_options o, journal_writer j)
+      : path(std::move(p)), options(o), journal(std::move(j)) {}
+
+  void apply(journal_entry&& entry) {
+    if (const auto* row = std::get_if<point_row>(&entry)) {
+      grid::status s = grid::status::failed;
+      try {
+        s = grid::parse_status(row->status);
+      } catch (const std::invalid_argument&) {
+        // An unknown status from another version counts as failed (a retry may fix it).
+      }
+      done[row->point_id] = s;
+    }
+    model.apply(std::move(entry));
+  }
+
+  void rebuild() {
+    const auto start = std::chrono::steady_clock::now();
+    write_snapshot(path, model.snapshot(journal.size_bytes(), current_run));
+    last_rebuild = std::chrono::steady_clock::now();
+    last_rebuild_seconds = std::chrono::duration<double>(last_rebuild - start).count();
+    points_since_rebuild = 0;
+    dirty = false;
+  }
+
+  void maybe_rebuild() {
+    if (!dirty) return;
+    const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_rebuild).count();
+    // Bound the time spent rebuilding to max_rebuild_fraction of the wall time.
+    const double min_interval = options.max_rebuild_fraction > 0 ? last_rebuild_seconds / options.max_rebuild_fraction : 0;
+    if (since < min_interval) return;
+    if (points_since_rebuild >= options.rebuild_every_points || since >= options.rebuild_every_seconds) rebuild();
+  }
+};
+
+writer::writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
+writer::writer(writer&&) noexcept = default;
+writer& writer::operator=(writer&&) noexcept = default;
+
+writer::~writer() {
+  if (state_ && state_->dirty) {
+    try {
+      state_->rebuild();
+    } catch (...) {
+      // The journal holds everything; `slr-sweep recover` rebuilds the snapshot.
+    }
+  }
+}
+
+writer writer::create(const std::filesystem::path& path, const job::job_spec& job, if_exists policy,
+                      writer_options options) {
+  const auto journal_file = journal_path(path);
+  const std::string fingerprint = job::fingerprint(job);
+  std::string existing;
+  if (std::filesystem::exists(journal_file)) {
+    const auto contents = read_journal(journal_file);
+    for (const auto& e : contents.entries)
+      if (const auto* j = std::get_if<journal_job>(&e)) existing = j->fingerprint;
+  } else if (std::filesystem::exists(path)) {
+    try {
+      existing = reader(path).attributes().job_fingerprint;
+    } catch (const archive_error&) {
+      throw archive_exists_error(path.string() + " exists and is not an slr-sweep archive; refusing to overwrite it");
+    }
+  }
+  if (std::filesystem::exists(journal_file) || std::filesystem::exists(path)) {
+    if (existing != fingerprint)
+      throw archive_exists_error(path.string() + " already holds a different job (fingerprint " + existing +
+                                 ", this job " + fingerprint + "); choose another output or use resume --extend");
+    if (policy == if_exists::fail)
+      throw archive_exists_error(path.string() + " already exists for this job; use `slr-sweep resume " +
+                                 path.string() + "`");
+    return open(path, options);
+  }
+  auto journal = journal_writer::create(journal_file, {job.text, fingerprint, job.source_name, job.name});
+  auto s = std::make_unique<state>(path, options, std::move(journal));
+  s->model.apply(journal_job{job.text, fingerprint, job.source_name, job.name});
+  s->rebuild();
+  return writer(std::move(s));
+}
+
+writer writer::open(const std::filesystem::path& path, writer_options options) {
+  const auto journal_file = journal_path(path);
+  if (!std::filesystem::exists(journal_file)) {
+    if (std::filesystem::exists(path))
+      throw archive_not_found_error(path.string() + " has no journal (" + journal_file.string() +
+                                    "); it is a read-only snapshot and cannot be resumed");
+    throw archive_not_found_error("no archive at " + path.string());
+  }
+  journal_contents contents;
+  auto journal = journal_writer::open(journal_file, contents);
+  auto s = std::make_unique<state>(path, options, std::move(journal));
+  for (auto& e : contents.entries) s->apply(std::move(e));
+  if (!s->model.has_job()) throw journal_error(journal_file.string() + " holds no job record");
+  s->rebuild(); // the snapshot may be stale or missing after a crash
+  return writer(std::move(s));
+}
+
+const std::string& writer::job_text() const noexcept { return state_->model.job().text; }
+const std::string& writer::job_fingerprint() const noexcept { return state_->model.job().fingerprint; }
+
+job::job_spec writer::job() const {
+  return job::parse_job(state_->model.job().text, state_->path.string() + ":job_text");
+}
+
+const std::unordered_map<std::uint64_t, grid::status>& writer::done() const noexcept { return state_->done; }
+
+bool writer::needs_run(std::uint64_t point_id, bool retry_failed) const {
+  const auto it = state_->done.find(point_id);
+  if (it == state_->done.end()) return true;
+  return retry_failed && (it->second == grid::status::failed || it->second == grid::status::timeout);
+}
+
+std::uint32_t writer::begin_run(const run_start& start) {
+  auto& s = *state_;
+  if (s.current_run) throw archive_error("begin_run: run " + std::to_string(*s.current_run) + " has not ended");
+  journal_run_begin begin;
+  begin.run.run_index = static_cast<std::uint32_t>(s.model.runs().size());
+  begin.run.start_unix = unix_now();
+  begin.run.ranks = start.ranks;
+  begin.run.host = start.host.empty() ? host_name() : start.host;
+  begin.run.command = start.command;
+  s.journal.append(begin);
+  s.journal.sync();
+  const auto index = begin.run.run_index;
+  s.apply(std::move(begin));
+  s.current_run = index;
+  s.dirty = true;
+  s.maybe_rebuild();
+  return index;
+}
+
+void writer::record(const job::sweep_point& point, const grid::result_record& record) {
+  const finished_point one{&point, &record};
+  record_batch(std::span<const finished_point>(&one, 1));
+}
+
+void writer::record_batch(std::span<const finished_point> points) {
+  auto& s = *state_;
+  if (!s.current_run) throw archive_error("record: no run has begun (call begin_run first)");
+  if (points.empty()) return;
+  std::vector<point_row> rows;
+  rows.reserve(points.size());
+  for (const auto& f : points) {
+    rows.push_back(make_point_row(*f.point, *f.record));
+    rows.back().run_index = *s.current_run;
+    s.journal.append(rows.back());
+  }
+  s.journal.sync(); // the acknowledgement: durable from here on
+  for (auto& row : rows) s.apply(std::move(row));
+  s.points_since_rebuild += points.size();
+  s.dirty = true;
+  s.maybe_rebuild();
+}
+
+void writer::end_run(const std::string& exit_reason) {
+  auto& s = *state_;
+  if (!s.current_run) throw archive_error("end_run: no run has begun");
+  journal_run_end end{*s.current_run, unix_now(), exit_reason};
+  s.journal.append(end);
+  s.journal.sync();
+  s.apply(std::move(end));
+  s.current_run.reset();
+  s.rebuild();
+}
+
+void writer::extend_job(const job::job_spec& extended) {
+  auto& s = *state_;
+  const auto original_units = job::expand(job());
+  const auto extended_units = job::expand(extended);
+  const auto check = job::check_extension(original_units, extended_units);
+  if (!check.accepted) throw archive_error("cannot extend " + s.path.string() + ": " + check.reason);
+  journal_job j{extended.text, job::fingerprint(extended_units), extended.source_name, extended.name};
+  s.journal.append(j);
+  s.journal.sync();
+  s.apply(std::move(j));
+  s.rebuild();
+}
+
+void writer::rebuild_now() { state_->rebuild(); }
+
+double writer::last_rebuild_seconds() const noexcept { return state_->last_rebuild_seconds; }
+
+} // namespace slr::archive

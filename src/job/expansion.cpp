@@ -1,0 +1,266 @@
+#include "slr/job/expansion.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "slr/model/random.hpp"
+#include "slr/sched/method_registry.hpp"
+
+namespace slr::job {
+
+grid::work_unit sweep_unit::work_unit() const {
+  grid::work_unit unit;
+  unit.points.reserve(points.size());
+  for (const auto& p : points) unit.points.push_back(p.point);
+  return unit;
+}
+
+std::uint64_t point_id(const grid::point& point, std::uint32_t repeat, bool chained) {
+  if (repeat == 0 && !chained) return point.identity();
+  std::string text = point.canonical();
+  if (repeat != 0) text += ";repeat=" + std::to_string(repeat);
+  if (chained) text += ";continuation=alpha";
+  return model::stable_hash(text);
+}
+
+namespace {
+
+// One dimension of the product: the axes iterated together (a zip group or a single axis).
+struct dimension {
+  std::vector<std::string> axes;
+  std::size_t size = 0;
+};
+
+std::size_t axis_size(const grid_axes& g, const std::string& name) {
+  if (name == "task") return g.task.size();
+  if (name == "nu") return g.nu.size();
+  if (name == "L") return g.L.size();
+  if (name == "delta") return g.delta.size();
+  if (name == "activation") return g.activation.size();
+  if (name == "erf_offset") return g.erf_offset.size();
+  if (name == "alpha") return g.alpha.size();
+  if (name == "r_k") return g.r_k.size();
+  return g.r_v.size();
+}
+
+struct raw_setting {
+  model::task_kind task = model::task_kind::spiked;
+  double nu = 1, delta = 0, erf_offset = 0, alpha = grid::not_set, r_k = grid::not_set, r_v = grid::not_set;
+  const model::length_law* L = nullptr;
+  model::activation_kind activation = model::activation_kind::softmax;
+};
+
+void assign(raw_setting& s, const grid_axes& g, const std::string& name, std::size_t i) {
+  if (name == "task") s.task = g.task[i];
+  else if (name == "nu") s.nu = g.nu[i];
+  else if (name == "L") s.L = &g.L[i];
+  else if (name == "delta") s.delta = g.delta[i];
+  else if (name == "activation") s.activation = g.activation[i];
+  else if (name == "erf_offset") s.erf_offset = g.erf_offset[i];
+  else if (name == "alpha") s.alpha = g.alpha[i];
+  else if (name == "r_k") s.r_k = g.r_k[i];
+  else s.r_v = g.r_v[i];
+}
+
+std::string hex16(std::uint64_t value) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+// Builds every completed point of one method entry in product order (repeats innermost).
+std::vector<std::pair<grid::point, std::uint32_t>> entry_points(const job_spec& job, const method_entry& entry,
+                                                               const std::string& label) {
+  const auto& g = entry.grid;
+  std::vector<dimension> dims;
+  std::set<std::string> zipped;
+  for (const auto& name_view : axis_names()) {
+    const std::string name(name_view);
+    if (zipped.contains(name)) continue;
+    dimension d{{name}, axis_size(g, name)};
+    for (const auto& group : g.zip)
+      if (std::find(group.begin(), group.end(), name) != group.end()) {
+        d.axes = group;
+        for (const auto& member : group) zipped.insert(member);
+      }
+    dims.push_back(std::move(d));
+  }
+  std::vector<std::pair<std::string, const std::vector<std::string>*>> option_axes;
+  for (const auto& [option, values] : entry.options) option_axes.emplace_back(option, &values);
+
+  std::vector<std::pair<grid::point, std::uint32_t>> out;
+  std::vector<std::size_t> index(dims.size() + option_axes.size(), 0);
+  const auto extent = [&](std::size_t k) {
+    return k < dims.size() ? dims[k].size : option_axes[k - dims.size()].second->size();
+  };
+  for (std::size_t k = 0; k < index.size(); ++k)
+    if (extent(k) == 0) return out;
+  while (true) {
+    raw_setting s;
+    for (std::size_t k = 0; k < dims.size(); ++k)
+      for (const auto& name : dims[k].axes) assign(s, g, name, index[k]);
+    grid::point p;
+    p.method = entry.name;
+    try {
+      try {
+        p.problem.task = model::task(s.task, s.nu);
+      } catch (const std::invalid_argument& e) {
+        throw job_error(job.source_name, "grid.nu",
+                        "nu = " + grid::format_number(s.nu) + " with task " +
+                            (s.task == model::task_kind::spiked ? "spiked" : "max") + " for " + label + ": " + e.what() +
+                            " (use a per-method grid or zip to pair tasks with nu values)");
+      }
+      p.problem.lengths = *s.L;
+      p.problem.delta = s.delta;
+      p.problem.activation.kind = s.activation;
+      p.problem.activation.erf_offset = s.activation == model::activation_kind::erf ? s.erf_offset : 0.0;
+      p.alpha = s.alpha;
+      p.r_k = s.r_k;
+      p.r_v = s.r_v;
+      for (std::size_t k = 0; k < option_axes.size(); ++k)
+        p.options[option_axes[k].first] = (*option_axes[k].second)[index[dims.size() + k]];
+      sched::complete_point(p);
+    } catch (const job_error&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw job_error(job.source_name, label, std::string("invalid point: ") + e.what());
+    }
+    for (std::uint32_t r = 0; r < g.repeats; ++r) out.emplace_back(p, r);
+    std::size_t k = index.size();
+    while (k > 0) {
+      --k;
+      if (++index[k] < extent(k)) break;
+      index[k] = 0;
+      if (k == 0) return out;
+    }
+    if (index.empty()) return out;
+  }
+}
+
+} // namespace
+
+std::vector<sweep_unit> expand(const job_spec& job) {
+  std::vector<sweep_unit> units;
+  std::unordered_set<std::uint64_t> seen;
+  for (std::size_t e = 0; e < job.methods.size(); ++e) {
+    const auto& entry = job.methods[e];
+    const std::string label = "method[" + std::to_string(e + 1) + "] (" + entry.name + ")";
+    auto points = entry_points(job, entry, label);
+    const bool chained = entry.continuation == continuation_kind::alpha;
+    if (!chained) {
+      for (auto& [p, repeat] : points) {
+        sweep_point sp{std::move(p), repeat, 0};
+        sp.id = point_id(sp.point, repeat, false);
+        if (!seen.insert(sp.id).second) continue; // collapsed axis or a repeated value
+        sp.point.seed = model::derive_seed(job.master_seed, sp.id);
+        units.push_back({{std::move(sp)}, e});
+      }
+      continue;
+    }
+    // Chains: everything but α equal (same repeat), ordered by increasing α.
+    std::map<std::string, std::size_t> chain_of;
+    std::vector<sweep_unit> chains;
+    for (auto& [p, repeat] : points) {
+      grid::point key_point = p;
+      key_point.alpha = grid::not_set;
+      const std::string key = key_point.canonical() + ";repeat=" + std::to_string(repeat);
+      auto [it, inserted] = chain_of.emplace(key, chains.size());
+      if (inserted) chains.push_back({{}, e});
+      sweep_point sp{std::move(p), repeat, 0};
+      sp.id = point_id(sp.point, repeat, true);
+      sp.point.seed = model::derive_seed(job.master_seed, sp.id);
+      auto& chain = chains[it->second].points;
+      if (std::none_of(chain.begin(), chain.end(), [&](const sweep_point& q) { return q.id == sp.id; }))
+        chain.push_back(std::move(sp));
+    }
+    for (auto& chain : chains) {
+      std::stable_sort(chain.points.begin(), chain.points.end(),
+                       [](const sweep_point& a, const sweep_point& b) { return a.point.alpha < b.point.alpha; });
+      std::size_t already = 0;
+      for (const auto& sp : chain.points) already += seen.contains(sp.id) ? 1 : 0;
+      if (already == chain.points.size()) continue; // the same chain given twice
+      if (already > 0)
+        throw job_error(job.source_name, label,
+                        "a continuation chain partly overlaps points of an earlier entry (first: " +
+                            chain.points.front().point.canonical() + ")");
+      for (const auto& sp : chain.points) seen.insert(sp.id);
+      units.push_back(std::move(chain));
+    }
+  }
+  return units;
+}
+
+std::vector<grid::work_unit> work_units(const std::vector<sweep_unit>& units) {
+  std::vector<grid::work_unit> out;
+  out.reserve(units.size());
+  for (const auto& u : units) out.push_back(u.work_unit());
+  return out;
+}
+
+std::size_t point_count(const std::vector<sweep_unit>& units) {
+  std::size_t n = 0;
+  for (const auto& u : units) n += u.points.size();
+  return n;
+}
+
+std::string fingerprint(const std::vector<sweep_unit>& units) {
+  std::vector<std::string> lines;
+  lines.reserve(units.size());
+  for (const auto& u : units) {
+    std::string line = u.is_chain() ? "chain" : "point";
+    for (const auto& p : u.points) line += " " + hex16(p.id) + ":" + hex16(p.point.seed);
+    lines.push_back(std::move(line));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string text = "slr-sweep job fingerprint v1\n";
+  for (const auto& line : lines) text += line + "\n";
+  return hex16(model::stable_hash(text));
+}
+
+std::string fingerprint(const job_spec& job) { return fingerprint(expand(job)); }
+
+extension_check check_extension(const std::vector<sweep_unit>& original, const std::vector<sweep_unit>& extended) {
+  extension_check check;
+  struct location {
+    std::size_t unit, position;
+  };
+  std::unordered_map<std::uint64_t, location> where;
+  for (std::size_t u = 0; u < extended.size(); ++u)
+    for (std::size_t i = 0; i < extended[u].points.size(); ++i) where.emplace(extended[u].points[i].id, location{u, i});
+  for (const auto& unit : original) {
+    for (const auto& p : unit.points) {
+      const auto it = where.find(p.id);
+      if (it == where.end()) {
+        check.reason = "point " + p.point.canonical() + " (repeat " + std::to_string(p.repeat) +
+                       ") of the archived job is not in the new job";
+        return check;
+      }
+      const auto& q = extended[it->second.unit].points[it->second.position];
+      if (q.point.seed != p.point.seed) {
+        check.reason = "point " + p.point.canonical() + " has a different seed in the new job (master seed changed?)";
+        return check;
+      }
+      ++check.shared_points;
+    }
+    if (unit.points.size() > 1 || extended[where.at(unit.points.front().id).unit].points.size() > 1) {
+      const auto& other = extended[where.at(unit.points.front().id).unit];
+      bool same = other.points.size() == unit.points.size();
+      for (std::size_t i = 0; same && i < unit.points.size(); ++i) same = other.points[i].id == unit.points[i].id;
+      if (!same) {
+        check.reason = "the continuation chain starting at " + unit.points.front().point.canonical() +
+                       " changed (warm-started chains cannot gain or lose alpha values; add a new entry instead)";
+        return check;
+      }
+    }
+  }
+  check.added_points = point_count(extended) - check.shared_points;
+  check.accepted = true;
+  return check;
+}
+
+} // namespace slr::job
