@@ -67,7 +67,7 @@ std::string describe_signal(int signal_number) {
 class coordinator {
 public:
   coordinator(const boost::mpi::communicator& comm, const std::vector<grid::work_unit>& units,
-              const std::function<bool(const grid::point&)>& already_done, result_sink& sink,
+              const done_predicate& already_done, result_sink& sink,
               const sweep_options& options, const cluster_layout& layout)
       : comm_(comm), units_(units), sink_(sink), options_(options), node_free_(layout.node_budget),
         node_budget_(layout.node_budget),
@@ -107,7 +107,7 @@ public:
   }
 
 private:
-  void plan(const std::function<bool(const grid::point&)>& already_done) {
+  void plan(const done_predicate& already_done) {
     states_.resize(units_.size());
     for (std::size_t u = 0; u < units_.size(); ++u) {
       auto& state = states_[u];
@@ -119,7 +119,7 @@ private:
         const auto& method = find_method(points[p].method);
         state.cost += method.cost_seconds(points[p]);
         state.memory = std::max(state.memory, method.memory_bytes(points[p]));
-        if (already_done && already_done(points[p])) {
+        if (already_done && already_done(u, p)) {
           state.wanted[p] = false;
           ++outcome_.skipped_points;
         } else {
@@ -163,7 +163,7 @@ private:
     auto& state = states_[unit];
     if (!state.wanted[position]) return; // done before this run (partial chain) or a duplicate
     state.wanted[position] = false;
-    sink_.record(units_[unit].points[position], record);
+    sink_.record(unit, position, units_[unit].points[position], record);
     ++recorded_;
     done_cost_ += find_method(units_[unit].points[position].method).cost_seconds(units_[unit].points[position]);
     if (record.status == grid::status::failed) ++failed_;
@@ -360,7 +360,7 @@ private:
 } // namespace
 
 sweep_outcome run_coordinator(const boost::mpi::communicator& comm, const std::vector<grid::work_unit>& units,
-                              const std::function<bool(const grid::point&)>& already_done, result_sink& sink,
+                              const done_predicate& already_done, result_sink& sink,
                               const sweep_options& options, const cluster_layout& layout) {
   coordinator c(comm, units, already_done, sink, options, layout);
   return c.run();

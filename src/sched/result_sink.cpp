@@ -2,7 +2,8 @@
 
 namespace slr::sched {
 
-void memory_sink::record(const grid::point& point, const grid::result_record& record) {
+void memory_sink::record(std::size_t /*unit*/, std::size_t /*position*/, const grid::point& point,
+                         const grid::result_record& record) {
   rows.emplace_back(point, record);
 }
 

@@ -71,7 +71,7 @@ void check_options(const sweep_options& options) {
 } // namespace
 
 sweep_outcome run_sweep(const boost::mpi::communicator& comm, const std::vector<grid::work_unit>& units,
-                        const std::function<bool(const grid::point&)>& already_done, result_sink* sink,
+                        const done_predicate& already_done, result_sink* sink,
                         const sweep_options& options) {
   check_options(options);
   for (const auto& unit : units)

@@ -134,7 +134,8 @@ TEST(Sweep, ResumeRecordsOnlyMissingPoints) {
     for (std::size_t i = 0; i < units[u].points.size(); i += 2) done.insert(key_of(units[u].points[i]));
   sched::memory_sink sink;
   const auto outcome = sched::run_sweep(
-      comm, units, [&](const point& p) { return done.count(key_of(p)) > 0; }, &sink, quiet_options());
+      comm, units, [&](std::size_t u, std::size_t i) { return done.count(key_of(units[u].points[i])) > 0; }, &sink,
+      quiet_options());
   EXPECT_EQ(outcome.exit_code, 0);
   if (comm.rank() != 0) return;
   const auto expected = expected_results(units);
@@ -152,8 +153,8 @@ TEST(Sweep, ResumeRecordsOnlyMissingPoints) {
 class interrupting_sink final : public sched::result_sink {
 public:
   explicit interrupting_sink(std::size_t after) : after_(after) {}
-  void record(const point& p, const result_record& r) override {
-    inner.record(p, r);
+  void record(std::size_t unit, std::size_t position, const point& p, const result_record& r) override {
+    inner.record(unit, position, p, r);
     if (inner.rows.size() == after_) {
       stop_time = std::chrono::steady_clock::now();
       sched::request_stop(SIGTERM);
@@ -192,7 +193,8 @@ TEST(Sweep, StopSignalDrainsWithinGraceAndResumeCompletes) {
   }
   sched::memory_sink rest;
   const auto resumed =
-      sched::run_sweep(comm, units, [&](const point& p) { return done.count(key_of(p)) > 0; }, &rest, options);
+      sched::run_sweep(comm, units, [&](std::size_t u, std::size_t i) { return done.count(key_of(units[u].points[i])) > 0; },
+                       &rest, options);
   EXPECT_EQ(resumed.exit_code, 0);
   if (comm.rank() != 0) return;
   for (const auto& row : rest.rows) EXPECT_TRUE(done.insert(key_of(row.first)).second) << "recorded twice";
@@ -230,7 +232,7 @@ TEST(Sweep, WallTimeCapRecordsTimeoutForCooperativeAndStuckSolvers) {
 // A sink that notes when each row arrived.
 class timing_sink final : public sched::result_sink {
 public:
-  void record(const point& p, const result_record& r) override {
+  void record(std::size_t, std::size_t, const point& p, const result_record& r) override {
     rows.push_back({std::chrono::steady_clock::now(), r.get("wall_s"), p.options.at("memory-mb")});
   }
   void flush() override {}

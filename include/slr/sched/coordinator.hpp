@@ -22,7 +22,7 @@ struct cluster_layout {
 /// Runs the coordinator loop on rank 0 until every unit is finished or a stop signal's grace
 /// period ends, then stops all workers. Rethrows sink errors after stopping the workers.
 sweep_outcome run_coordinator(const boost::mpi::communicator& comm, const std::vector<grid::work_unit>& units,
-                              const std::function<bool(const grid::point&)>& already_done, result_sink& sink,
+                              const done_predicate& already_done, result_sink& sink,
                               const sweep_options& options, const cluster_layout& layout);
 
 } // namespace slr::sched

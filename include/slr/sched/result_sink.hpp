@@ -13,8 +13,10 @@ namespace slr::sched {
 class result_sink {
 public:
   virtual ~result_sink() = default;
-  /// Takes one finished point. May buffer; the result is only guaranteed durable after flush().
-  virtual void record(const grid::point& point, const grid::result_record& record) = 0;
+  /// Takes one finished point: point `position` of work unit `unit` (indices into the unit list
+  /// given to run_sweep). May buffer; the result is only guaranteed durable after flush().
+  virtual void record(std::size_t unit, std::size_t position, const grid::point& point,
+                      const grid::result_record& record) = 0;
   /// Makes every result recorded so far durable (survives SIGKILL / power loss on return).
   /// The coordinator only reports points as done after they have been flushed.
   virtual void flush() = 0;
@@ -23,7 +25,8 @@ public:
 /// Keeps every recorded row in memory, in arrival order.
 class memory_sink final : public result_sink {
 public:
-  void record(const grid::point& point, const grid::result_record& record) override;
+  void record(std::size_t unit, std::size_t position, const grid::point& point,
+              const grid::result_record& record) override;
   void flush() override;
 
   std::vector<std::pair<grid::point, grid::result_record>> rows;
