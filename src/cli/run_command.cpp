@@ -139,8 +139,8 @@ void add_run_options(CLI::App* cmd, sweep_arguments& args) {
 }
 
 // Everything after the set-up: expand the broadcast job on every rank, sweep, end the run.
-int sweep(const std::string& job_text, const std::string& source, archive::writer* writer, bool retry_failed,
-          const sched::sweep_options& options, const std::string& archive_path) {
+int sweep(const std::string& job_text, const std::string& source, std::unique_ptr<archive::writer> writer,
+          bool retry_failed, const sched::sweep_options& options, const std::string& archive_path) {
   // Rank 0 parsed this text already, so this cannot fail unless ranks run different builds.
   const auto job = job::parse_job(job_text, source);
   const auto units = job::expand(job);
@@ -151,9 +151,12 @@ int sweep(const std::string& job_text, const std::string& source, archive::write
     sink.emplace(*writer, units);
     already_done = [&](std::size_t u, std::size_t p) { return !writer->needs_run(units[u].points[p].id, retry_failed); };
     const int workers = sched::world_size() > 1 ? sched::world_size() - 1 : 1;
+    std::size_t done = 0;
+    for (std::size_t u = 0; u < units.size(); ++u)
+      for (std::size_t p = 0; p < units[u].points.size(); ++p) done += already_done(u, p) ? 1 : 0;
     std::cerr << "slr-sweep: sweep '" << job.name << "': " << job::point_count(units) << " points in " << units.size()
-              << " units, " << sched::world_size() << " rank(s), " << workers << " worker(s); archive " << archive_path
-              << std::endl;
+              << " units (" << done << " already done), " << sched::world_size() << " rank(s), " << workers
+              << " worker(s); archive " << archive_path << std::endl;
     writer->begin_run({sched::world_size(), sched::processor_name(), command_line()});
   }
   const auto outcome = sched::run_world_sweep(work, already_done, sink ? &*sink : nullptr, options);
@@ -163,7 +166,10 @@ int sweep(const std::string& job_text, const std::string& source, archive::write
       std::cerr << "slr-sweep: " << outcome.failed_points << " failed and " << outcome.timeout_points
                 << " timed-out points are recorded; `slr-sweep resume " << archive_path
                 << " --retry-failed` runs them again" << std::endl;
+    sink.reset();
+    writer.reset(); // closed before the other ranks may exit (mpirun ends a job whose rank exits ≠ 0)
   }
+  sched::barrier();
   return outcome.exit_code;
 }
 
@@ -186,7 +192,7 @@ int run_command(const sweep_arguments& args) {
   if (code != 0) return code;
   sched::broadcast_from_root(job_text);
   sched::broadcast_from_root(source);
-  return sweep(job_text, source, writer.get(), false, options, args.archive_path);
+  return sweep(job_text, source, std::move(writer), false, options, args.archive_path);
 }
 
 int resume_command(const sweep_arguments& args) {
@@ -215,7 +221,7 @@ int resume_command(const sweep_arguments& args) {
   if (code != 0) return code;
   sched::broadcast_from_root(job_text);
   sched::broadcast_from_root(source);
-  return sweep(job_text, source, writer.get(), args.retry_failed, options, args.archive_path);
+  return sweep(job_text, source, std::move(writer), args.retry_failed, options, args.archive_path);
 }
 } // namespace
 

@@ -23,6 +23,8 @@ std::string processor_name() {
 void broadcast_from_root(std::string& text) { boost::mpi::broadcast(boost::mpi::communicator(), text, 0); }
 void broadcast_from_root(int& value) { boost::mpi::broadcast(boost::mpi::communicator(), value, 0); }
 
+void barrier() { boost::mpi::communicator().barrier(); }
+
 sweep_outcome run_world_sweep(const std::vector<grid::work_unit>& units, const done_predicate& already_done,
                               result_sink* sink, const sweep_options& options) {
   return run_sweep(boost::mpi::communicator(), units, already_done, sink, options);

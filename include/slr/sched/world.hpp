@@ -21,6 +21,9 @@ namespace slr::sched {
 void broadcast_from_root(std::string& text);
 void broadcast_from_root(int& value);
 
+/// Waits until every rank got here.
+void barrier();
+
 /// run_sweep over MPI_COMM_WORLD.
 sweep_outcome run_world_sweep(const std::vector<grid::work_unit>& units, const done_predicate& already_done,
                               result_sink* sink, const sweep_options& options);
