@@ -6,8 +6,11 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "slr/cli/plan_command.hpp"
 #include "slr/cli/point_command.hpp"
+#include "slr/cli/recover_command.hpp"
 #include "slr/cli/run_command.hpp"
+#include "slr/cli/status_command.hpp"
 #include "slr/sched/world.hpp"
 
 namespace {
@@ -41,6 +44,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", SLR_VERSION);
   const auto run_point = slr::cli::add_point_command(app);
   const auto sweep = slr::cli::add_sweep_commands(app);
+  const auto run_plan = slr::cli::add_plan_command(app);
+  const auto run_status = slr::cli::add_status_command(app);
+  const auto run_recover = slr::cli::add_recover_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -59,6 +65,9 @@ int main(int argc, char** argv) {
   if (sweep.selected()) return run_with_mpi(argc, argv, sweep);
   try {
     if (const int code = run_point(); code >= 0) return code;
+    if (const int code = run_plan(); code >= 0) return code;
+    if (const int code = run_status(); code >= 0) return code;
+    if (const int code = run_recover(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
