@@ -1,7 +1,8 @@
 // The coordinator: dynamic self-scheduling. Units are ordered most expensive first (summed
 // cost_seconds of their points; ties by index) and handed out in small batches so that each
 // worker holds about `prefetch_s` of estimated work (at least one unit, at most max_outstanding):
-// expensive units go one at a time (good load balance), trivial ones in batches (throughput).
+// expensive units go one at a time (load balance; the tail imbalance is at most one unit or
+// prefetch_s), cheap ones are queued on the worker so it never waits for a round trip.
 // A unit reserves max over its points of memory_bytes on its worker's node from assignment until
 // the worker reports it released; a node never runs more than its budget. The first unit that
 // could ever fit a node but does not fit now blocks that node's queue (no backfill past it), so
@@ -28,11 +29,12 @@ namespace slr::sched {
 namespace {
 using clock = std::chrono::steady_clock;
 
-constexpr double prefetch_s = 0.02;           // estimated work a worker holds
+constexpr double prefetch_s = 0.1;            // estimated work a worker holds (hides the round trip)
 constexpr double cost_floor_s = 5e-5;         // per unit, for trivial estimates (messaging overhead)
 constexpr std::size_t max_outstanding = 2 * protocol::max_batch;
 constexpr double flush_interval_s = 0.25;     // durability lag of a busy stream of results
 constexpr std::size_t flush_rows = 4096;
+constexpr double min_flush_gap_s = 0.05;
 
 enum class unit_phase { pending, assigned, finished };
 
@@ -186,7 +188,7 @@ private:
 
   void top_up(worker_state& worker) {
     if (draining_) return;
-    if (worker.outstanding > 0 && worker.outstanding_cost >= prefetch_s / 2) return;
+    if (worker.outstanding > 0 && worker.outstanding_cost >= prefetch_s) return;
     protocol::order message;
     message.kind = protocol::order_kind::assign;
     std::size_t count = 0;
@@ -303,9 +305,11 @@ private:
       if (received && !draining_)
         for (auto& w : workers_) top_up(w);
       const auto now = clock::now();
-      if (recorded_ > flushed_ &&
-          (!received || recorded_ - flushed_ >= flush_rows ||
-           std::chrono::duration<double>(now - last_flush_).count() >= flush_interval_s))
+      // Durability lag ≤ flush_interval_s; when results pause, flush sooner, but not more often
+      // than every min_flush_gap_s (each flush is an fsync: batching is what makes throughput).
+      const double since_flush = std::chrono::duration<double>(now - last_flush_).count();
+      if (recorded_ > flushed_ && (recorded_ - flushed_ >= flush_rows || since_flush >= flush_interval_s ||
+                                   (!received && since_flush >= min_flush_gap_s)))
         flush_sink();
       if (options_.show_progress) meter_.update(progress());
       if (draining_) {

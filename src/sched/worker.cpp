@@ -39,6 +39,7 @@ struct worker_shared {
   std::int64_t current_unit = -1;
   std::size_t current_position = 0;
   clock::time_point started{};
+  clock::time_point last_notify{};
 };
 
 bool warm_start_usable(const grid::result_record& record) {
@@ -76,7 +77,13 @@ void solver_loop(std::shared_ptr<worker_shared> shared, unsigned generation, con
         return;
       }
       shared->results.push_back({unit, static_cast<std::int64_t>(position), record});
-      shared->main_wakeup.notify_one();
+      // Wake the MPI thread for a batch, when the queue runs dry, or after a slow point; cheap
+      // points otherwise accumulate (the MPI thread also wakes by itself every ≤ 2 ms).
+      const auto now = clock::now();
+      if (shared->results.size() >= 32 || shared->queue.empty() || now - shared->last_notify > std::chrono::milliseconds(1)) {
+        shared->last_notify = now;
+        shared->main_wakeup.notify_one();
+      }
       previous = std::move(record);
     }
     shared->released.push_back(unit);
