@@ -145,7 +145,8 @@ private:
 
   // Units that no node's budget can hold are recorded as failed at once instead of waiting forever.
   void record_unplaceable() {
-    const std::size_t largest = node_budget_.empty() ? 0 : *std::max_element(node_budget_.begin(), node_budget_.end());
+    std::size_t largest = 0; // over nodes that host a worker (rank 0 may sit alone on a node)
+    for (const auto& w : workers_) largest = std::max(largest, node_budget_[static_cast<std::size_t>(w.node)]);
     for (const auto u : order_) {
       auto& state = states_[u];
       if (state.memory <= largest) continue;

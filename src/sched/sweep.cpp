@@ -10,6 +10,7 @@
 #include <boost/mpi/environment.hpp>
 #include <cmath>
 #include <exception>
+#include <iostream>
 #include <stdexcept>
 #include <thread>
 
@@ -94,13 +95,13 @@ sweep_outcome run_sweep(const boost::mpi::communicator& comm, const std::vector<
   if (sink == nullptr) throw std::invalid_argument("run_sweep: rank 0 needs a result sink");
   if (comm.size() > 1) return run_coordinator(comm, units, already_done, *sink, options, layout);
 
-  int worker_exit = 0;
-  std::exception_ptr worker_error;
   std::thread local_worker([&] {
     try {
-      worker_exit = run_worker(comm, units, options);
-    } catch (...) {
-      worker_error = std::current_exception();
+      (void)run_worker(comm, units, options);
+    } catch (const std::exception& e) {
+      // The coordinator would wait for this worker forever: end the run (resume continues).
+      std::cerr << "slr-sweep: fatal: worker thread: " << e.what() << std::endl;
+      comm.abort(1);
     }
   });
   sweep_outcome outcome;
@@ -111,8 +112,6 @@ sweep_outcome run_sweep(const boost::mpi::communicator& comm, const std::vector<
     throw;
   }
   local_worker.join();
-  if (worker_error) std::rethrow_exception(worker_error);
-  (void)worker_exit;
   return outcome;
 }
 
