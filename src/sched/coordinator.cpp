@@ -96,7 +96,7 @@ public:
     const bool complete = finished_units_ == units_to_run_;
     shut_down(complete ? 0 : exit_incomplete);
     outcome_.exit_code = complete ? 0 : exit_incomplete;
-    outcome_.stop_signal = complete ? 0 : stop_signal();
+    outcome_.stop_signal = complete ? 0 : (stop_signal() != 0 ? stop_signal() : forwarded_signal_);
     outcome_.abandoned_units = units_to_run_ - finished_units_;
     outcome_.recorded_points = flushed_;
     outcome_.failed_points = failed_;
@@ -253,6 +253,7 @@ private:
       unit_left_worker(unit);
       states_[unit].phase = unit_phase::pending; // never started: a resume runs it
     }
+    if (incoming.message.stop_signal != 0 && forwarded_signal_ == 0) forwarded_signal_ = incoming.message.stop_signal;
     worker.drained = worker.drained || incoming.message.drained;
     worker.goodbye = worker.goodbye || incoming.message.goodbye;
   }
@@ -281,21 +282,23 @@ private:
     int signals_seen = 0;
     last_flush_ = clock::now();
     while (finished_units_ < units_to_run_) {
-      if (stop_signal() != 0 && stop_signal_count() != signals_seen) {
-        const auto now = clock::now();
-        if (!draining_) {
-          draining_ = true;
-          deadline = now + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options_.grace_s));
-          std::cerr << (progress_meter::stderr_is_terminal() ? "\n" : "") << "slr-sweep: " << describe_signal(stop_signal())
-                    << " received: no new points; waiting up to " << options_.grace_s
-                    << " s for running points, then saving and exiting with code 3 (resume with `slr-sweep resume`)"
-                    << std::endl;
-          for (auto& w : workers_) protocol::send_order(comm_, w.rank, {protocol::order_kind::drain, 0, {}});
-        } else {
-          deadline = now; // a second signal: do not wait any longer
-        }
-        signals_seen = stop_signal_count();
+      // A signal of this process, or one a worker received (forwarded in its report). Only a
+      // second signal of this process cuts the grace period short.
+      const int local_signals = stop_signal_count();
+      const int requested = local_signals > 0 ? stop_signal() : forwarded_signal_;
+      if (requested != 0 && !draining_) {
+        draining_ = true;
+        deadline = clock::now() +
+                   std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options_.grace_s));
+        std::cerr << (progress_meter::stderr_is_terminal() ? "\n" : "") << "slr-sweep: " << describe_signal(requested)
+                  << " received: no new points; waiting up to " << options_.grace_s
+                  << " s for running points, then saving and exiting with code 3 (resume with `slr-sweep resume`)"
+                  << std::endl;
+        for (auto& w : workers_) protocol::send_order(comm_, w.rank, {protocol::order_kind::drain, 0, {}});
+      } else if (draining_ && local_signals >= 2 && local_signals != signals_seen) {
+        deadline = clock::now(); // a second signal: do not wait any longer
       }
+      signals_seen = local_signals;
       bool received = false;
       for (int i = 0; i < 256; ++i) {
         auto incoming = protocol::try_receive_report(comm_);
@@ -358,6 +361,7 @@ private:
   double wanted_cost_ = 0;
   double done_cost_ = 0;
   bool draining_ = false;
+  int forwarded_signal_ = 0; // a stop signal a worker received
   clock::time_point last_flush_{};
   progress_meter meter_;
   sweep_outcome outcome_;

@@ -31,6 +31,7 @@ void serialize(Archive& archive, slr::sched::protocol::report& message, unsigned
   archive & message.dropped;
   archive & message.drained;
   archive & message.goodbye;
+  archive & message.stop_signal;
 }
 } // namespace boost::serialization
 

@@ -42,7 +42,10 @@ struct report {
   std::vector<std::int64_t> dropped;  ///< units dropped unstarted on drain (never run)
   bool drained = false;               ///< nothing queued, nothing running (after a drain order)
   bool goodbye = false;               ///< last report after a stop order
-  [[nodiscard]] bool empty() const { return results.empty() && released.empty() && dropped.empty() && !drained && !goodbye; }
+  int stop_signal = 0;                ///< a stop signal this worker received (e.g. only workers were signalled)
+  [[nodiscard]] bool empty() const {
+    return results.empty() && released.empty() && dropped.empty() && !drained && !goodbye && stop_signal == 0;
+  }
 };
 
 void send_order(const boost::mpi::communicator& comm, int worker, const order& message);

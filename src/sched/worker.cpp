@@ -18,6 +18,7 @@
 
 #include "protocol.hpp"
 #include "slr/sched/method_registry.hpp"
+#include "slr/sched/stop_signals.hpp"
 
 namespace slr::sched {
 namespace {
@@ -111,6 +112,7 @@ int run_worker(const boost::mpi::communicator& comm, const std::vector<grid::wor
 
   bool draining = false;
   bool drained_sent = false;
+  bool signal_forwarded = false;
   int exit_code = -1;
   auto poll = std::chrono::microseconds(20);
   while (exit_code < 0) {
@@ -170,6 +172,12 @@ int run_worker(const boost::mpi::communicator& comm, const std::vector<grid::wor
         outgoing.drained = true;
         drained_sent = true;
       }
+    }
+    // A signal that reached this worker but maybe not rank 0 (e.g. `kill` of one rank): tell the
+    // coordinator, which decides (the worker itself carries on until told to drain or stop).
+    if (!signal_forwarded && stop_signal() != 0 && comm.rank() != 0) {
+      outgoing.stop_signal = stop_signal();
+      signal_forwarded = true;
     }
     if (!outgoing.empty()) protocol::send_report(comm, outgoing);
     if (exit_code >= 0) break;

@@ -9,6 +9,7 @@ A sweep of 300 cheap points of the testing method "synthetic" runs on 3 ranks:
              sometimes kill the resume too, resume to completion;
   term       SIGTERM to every rank (what Slurm's scancel/srun do) at a random moment: exit code 3
              within the grace period, then resume;
+  worker     SIGTERM to one worker rank only: forwarded to the coordinator, exit code 3;
   usr1       SIGUSR1 to mpirun (Slurm's early warning, forwarded by mpirun): exit code 3;
   abandon    points longer than the grace period: SIGTERM, exit 3 after about the grace period.
 Every final archive must hold every point exactly once with the values of the reference run
@@ -64,7 +65,9 @@ class Sweep:
             if re.search(pattern, self.text()):
                 return True
             if self.process.poll() is not None:
-                return bool(re.search(pattern, self.text()))
+                if re.search(pattern, self.text()):
+                    return True
+                raise AssertionError(f"exited with {self.process.returncode} before {pattern!r}:\n{self.text()}")
             time.sleep(0.01)
         raise AssertionError(f"timeout waiting for {pattern!r}:\n{self.text()}")
 
@@ -103,6 +106,20 @@ class Sweep:
         for pid in ranks:
             os.kill(pid, signal_number)
         return len(ranks)
+
+    def signal_rank(self, rank, signal_number):
+        for pid, cmd in self.session_processes():
+            if "slr-sweep" not in cmd or "mpirun" in cmd:
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    environment = f.read().split(b"\0")
+            except OSError:
+                continue
+            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in environment:
+                os.kill(pid, signal_number)
+                return True
+        raise AssertionError(f"rank {rank} not found")
 
     def finish(self, timeout=120):
         code = self.process.wait(timeout=timeout)
@@ -247,6 +264,15 @@ def main():
             check_complete(archive, reference)
             print(f"term {rep}: exit 3 after {drain:.2f} s (grace {grace} s) -> resumed, complete and identical",
                   flush=True)
+
+        # A signal that reaches one worker only (e.g. `kill` of one rank) is forwarded to the coordinator.
+        sweep, code, drain, archive, _ = interrupted_run("worker", args.cost_us, 5.0,
+                                                         lambda s: s.signal_rank(args.ranks - 1, signal.SIGTERM))
+        assert code == 3, f"SIGTERM to one worker: exit code {code}, expected 3:\n{sweep.text()}"
+        assert drain <= 5.0, f"SIGTERM to one worker: drained in {drain:.2f} s"
+        resume_to_completion(args, archive, work, "worker-resume")
+        check_complete(archive, reference)
+        print(f"worker-only SIGTERM: exit 3 after {drain:.2f} s -> resumed, complete and identical", flush=True)
 
         sweep, code, drain, archive, _ = interrupted_run("usr1", args.cost_us, 5.0,
                                                          lambda s: os.kill(s.process.pid, signal.SIGUSR1))
