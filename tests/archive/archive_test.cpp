@@ -300,6 +300,46 @@ TEST_F(ArchiveTest, TornJournalTailsAreDetectedAndIgnoredAtRandomOffsets) {
   }
 }
 
+TEST_F(ArchiveTest, ASnapshotCopiedWithoutItsJournalCanBeResumed) {
+  const auto path = dir_ / "copied.h5";
+  {
+    auto w = writer::create(path, job_);
+    w.begin_run({2, "a", "first"});
+    for (std::size_t i = 0; i < 6; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    w.end_run("signal SIGTERM");
+    w.begin_run({3, "b", "second"});
+    for (std::size_t i = 6; i < 9; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    w.rebuild_now();
+  } // dies without end_run
+  const auto before = reader(path).points();
+  fs::remove(journal_path(path));
+  auto w = writer::open(path);
+  EXPECT_EQ(w.done().size(), 9u);
+  EXPECT_EQ(w.job_text(), job_text);
+  w.begin_run({1, "c", "third"});
+  w.record(units_[9].points[0], result_for(units_[9].points[0]));
+  w.end_run("complete");
+  reader r(path);
+  const auto runs = r.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].exit_reason, "signal SIGTERM");
+  EXPECT_EQ(runs[0].points_done, 6u);
+  EXPECT_EQ(runs[1].exit_reason, "interrupted");
+  EXPECT_EQ(runs[1].points_done, 3u);
+  EXPECT_EQ(runs[2].points_done, 1u);
+  const auto after = r.points();
+  ASSERT_EQ(after.size(), 10u);
+  std::map<std::uint64_t, const point_row*> by_id;
+  for (const auto& row : after) by_id[row.point_id] = &row;
+  for (const auto& row : before) {
+    ASSERT_TRUE(by_id.contains(row.point_id));
+    EXPECT_EQ(by_id[row.point_id]->values.size(), row.values.size());
+    EXPECT_EQ(by_id[row.point_id]->message, row.message);
+    EXPECT_EQ(by_id[row.point_id]->run_index, row.run_index);
+    EXPECT_EQ(by_id[row.point_id]->completed_unix, row.completed_unix);
+  }
+}
+
 TEST_F(ArchiveTest, MissingOrForeignJournalIsATypedError) {
   EXPECT_THROW((void)writer::open(dir_ / "none.h5"), archive_not_found_error);
   EXPECT_THROW((void)recover(dir_ / "none.h5"), archive_not_found_error);
