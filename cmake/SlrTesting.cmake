@@ -2,6 +2,12 @@
 # name (name.np3), and PROCESSORS / LABELS / TIMEOUT are always set.
 set(SLR_REFERENCE_DIR "${PROJECT_SOURCE_DIR}/../shared/reference" CACHE PATH "Reference numbers (shared/reference)")
 
+# MPI tests run as root in CI containers and on machines with fewer cores than ranks.
+if(NOT "--oversubscribe" IN_LIST MPIEXEC_PREFLAGS)
+  list(APPEND MPIEXEC_PREFLAGS --oversubscribe)
+endif()
+set(SLR_MPI_TEST_ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+
 # slr_add_gtest(<name> SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s])
 function(slr_add_gtest name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -27,7 +33,7 @@ function(slr_add_mpi_test name)
   add_test(NAME ${name}.np${ARG_NP}
     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ARG_NP} ${MPIEXEC_PREFLAGS} ${ARG_COMMAND} ${MPIEXEC_POSTFLAGS})
   set_tests_properties(${name}.np${ARG_NP} PROPERTIES PROCESSORS ${ARG_NP} LABELS "mpi;${ARG_LABELS}"
-    TIMEOUT ${ARG_TIMEOUT})
+    TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${SLR_MPI_TEST_ENVIRONMENT}")
 endfunction()
 
 # slr_add_script_test(<name> COMMAND ... [LABELS ...] [TIMEOUT s] [PROCESSORS n])

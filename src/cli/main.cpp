@@ -1,18 +1,49 @@
 // slr-sweep: the command-line entry point. Subcommands live in src/cli/*_command.cpp.
 #include <CLI/CLI.hpp>
+#include <boost/mpi/environment.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 
 #include "slr/cli/plan_command.hpp"
 #include "slr/cli/point_command.hpp"
 #include "slr/cli/recover_command.hpp"
+#include "slr/cli/run_command.hpp"
 #include "slr/cli/status_command.hpp"
+#include "slr/sched/world.hpp"
+
+namespace {
+// `run` and `resume` inside MPI (MPI_THREAD_MULTIPLE: with one rank the worker is a thread of
+// rank 0). An error escaping a command may have hit one rank only, so it ends all ranks.
+int run_with_mpi(int argc, char** argv, const slr::cli::sweep_commands& sweep) {
+  int code = 0;
+  {
+    boost::mpi::environment environment(argc, argv, boost::mpi::threading::multiple, true);
+    try {
+      code = sweep.run();
+    } catch (const std::exception& e) {
+      std::cerr << "slr-sweep: fatal: " << e.what() << std::endl;
+      if (slr::sched::world_size() > 1) slr::sched::abort_world(1);
+      code = 1;
+    }
+  }
+  // A solver thread abandoned at the wall-time cap may still run: leave without destructors.
+  if (slr::sched::solver_threads_abandoned()) {
+    std::fflush(nullptr);
+    std::cout.flush();
+    std::_Exit(code);
+  }
+  return code;
+}
+} // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"slr-sweep: theory and simulations of single-location regression with attention"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SLR_VERSION);
   const auto run_point = slr::cli::add_point_command(app);
+  const auto sweep = slr::cli::add_sweep_commands(app);
   const auto run_plan = slr::cli::add_plan_command(app);
   const auto run_status = slr::cli::add_status_command(app);
   const auto run_recover = slr::cli::add_recover_command(app);
@@ -31,6 +62,7 @@ int main(int argc, char** argv) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
   }
+  if (sweep.selected()) return run_with_mpi(argc, argv, sweep);
   try {
     if (const int code = run_point(); code >= 0) return code;
     if (const int code = run_plan(); code >= 0) return code;

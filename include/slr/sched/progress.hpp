@@ -1,0 +1,44 @@
+#pragma once
+// Progress of a sweep on a stream: a live bar (carriage return) on a terminal, one log line
+// every interval otherwise (Slurm logs). Rate is points per second of this run; the ETA weights
+// the remaining points by their estimated cost. No MPI here.
+#include <chrono>
+#include <cstddef>
+#include <ostream>
+#include <string>
+
+namespace slr::sched {
+
+struct progress_state {
+  std::size_t total = 0;      ///< points of the sweep
+  std::size_t done = 0;       ///< finished (including those done before this run)
+  std::size_t done_before = 0;///< done before this run started (resume)
+  std::size_t failed = 0;     ///< failed or timed out
+  double total_cost = 0;      ///< estimated seconds of the points to run in this run
+  double done_cost = 0;       ///< estimated seconds of the points finished in this run
+};
+
+class progress_meter {
+public:
+  /// live: redraw one line with '\r' (use for terminals); otherwise print a line every interval_s.
+  progress_meter(std::ostream& out, bool live, double interval_s);
+  /// Prints if due (live: at most 10 times a second).
+  void update(const progress_state& state);
+  /// Prints the final line (always).
+  void finish(const progress_state& state, const std::string& note);
+  /// The text of one progress line, e.g. "1200/5000 points (24.0%), 3 failed, 410.2 points/s, ETA 9 s".
+  [[nodiscard]] std::string line(const progress_state& state) const;
+
+  /// True if the file descriptor of stderr is a terminal.
+  [[nodiscard]] static bool stderr_is_terminal();
+
+private:
+  std::ostream& out_;
+  bool live_;
+  double interval_s_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_print_;
+  bool printed_ = false;
+};
+
+} // namespace slr::sched

@@ -1,0 +1,42 @@
+#pragma once
+// Options and outcome of a sweep, without MPI (the CLI's commands use these; only main and
+// src/sched see MPI).
+#include <cstddef>
+#include <functional>
+#include <limits>
+
+namespace slr::sched {
+
+struct sweep_options {
+  double grace_s = 20.0;             ///< after SIGTERM/SIGINT/SIGUSR1: how long in-flight points may finish (s, ≥ 0)
+  std::size_t mem_per_node = 0;      ///< bytes per node for concurrently running points; 0 = MemAvailable of each node
+  double point_timeout_s = std::numeric_limits<double>::infinity(); ///< per-point wall-time cap (s, > 0)
+  unsigned threads_per_worker = 1;   ///< run_context::threads of every solve (0 = all hardware threads)
+  bool show_progress = true;         ///< progress on stderr: a live bar on a terminal, log lines otherwise
+  double progress_interval_s = 30.0; ///< period of progress log lines when stderr is not a terminal
+};
+
+/// What happened to a sweep (complete on rank 0; on workers only exit_code is meaningful).
+struct sweep_outcome {
+  std::size_t total_points = 0;     ///< points of all units
+  std::size_t skipped_points = 0;   ///< already done before this run (already_done returned true)
+  std::size_t recorded_points = 0;  ///< recorded and flushed by this run
+  std::size_t failed_points = 0;    ///< of recorded_points: status failed
+  std::size_t timeout_points = 0;   ///< of recorded_points: status timeout
+  std::size_t abandoned_units = 0;  ///< units left unfinished by a signal (resume runs them)
+  int stop_signal = 0;              ///< the signal that interrupted the sweep, or 0
+  int exit_code = 0;                ///< 0 complete, 3 interrupted (resumable)
+};
+
+
+/// Exit code of a sweep that was interrupted but can be resumed.
+inline constexpr int exit_incomplete = 3;
+
+/// Rank 0's answer to "was point `position` of unit `unit` done before this run?" (resume).
+using done_predicate = std::function<bool(std::size_t unit, std::size_t position)>;
+
+/// True once a worker had to abandon a solver thread that ignored the wall-time cap or was
+/// still running at stop; such a process should leave with std::_Exit after MPI_Finalize.
+[[nodiscard]] bool solver_threads_abandoned() noexcept;
+
+} // namespace slr::sched

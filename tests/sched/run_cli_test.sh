@@ -1,0 +1,59 @@
+#!/bin/bash
+# `slr-sweep run` / `resume` from the command line (1 process, no mpirun: MPI singleton; and
+# 2 ranks): exit codes 2 for bad input without creating or touching an archive, --extend refused
+# and accepted, --retry-failed; `point`, `plan`, `status` keep working without MPI.
+# Usage: run_cli_test.sh "<mpirun command with flags>"   (env SLR_SWEEP)
+set -u
+mpiexec=$1
+: "${SLR_SWEEP:?set SLR_SWEEP to the slr-sweep binary}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+expect() { # expect <code> <command…>
+  local want=$1
+  shift
+  "$@" > out.log 2>&1
+  local got=$?
+  [ "$got" -eq "$want" ] || { cat out.log; fail "exit $got, expected $want: $*"; }
+}
+job() { # job <file> <seed> <alphas> [extra grid line]
+  printf '%s\n' 'name = "cli"' "seed = $2" '[grid]' "alpha = [$3]" 'r_k = 0.0' 'r_v = 0.0' ${4:+"$4"} \
+    '[[method]]' 'name = "synthetic"' 'fail-if = "alpha=2"' > "$1"
+}
+job good.toml 1 "1, 2, 3"
+job extended.toml 1 "1, 2, 3, 4"
+job reseeded.toml 2 "1, 2, 3, 4"
+job unknown_key.toml 1 "1, 2" "bogus = 1"
+job empty_axis.toml 1 ""
+
+for bad in unknown_key.toml empty_axis.toml missing.toml; do
+  expect 2 $mpiexec -n 2 "$SLR_SWEEP" run "$bad" -o bad.h5
+  grep -q "slr-sweep: error: .*$bad" out.log || { cat out.log; fail "no error naming $bad"; }
+  [ ! -e bad.h5 ] && [ ! -e bad.h5.journal ] || fail "$bad created an archive"
+done
+expect 2 "$SLR_SWEEP" run good.toml -o bad.h5 --grace -1
+expect 2 "$SLR_SWEEP" run good.toml -o bad.h5 --mem-per-node 12Q
+[ ! -e bad.h5 ] || fail "bad options created an archive"
+
+expect 0 "$SLR_SWEEP" run good.toml -o a.h5
+grep -q "complete: 3/3 points (100.0%), 1 failed" out.log || { cat out.log; fail "first run"; }
+before=$(cksum < a.h5.journal)
+expect 2 $mpiexec -n 2 "$SLR_SWEEP" run good.toml -o a.h5
+grep -q "already exists" out.log || { cat out.log; fail "existing archive not named"; }
+expect 2 "$SLR_SWEEP" resume a.h5 --extend reseeded.toml
+grep -q "refused" out.log || { cat out.log; fail "extension with another seed not refused"; }
+[ "$(cksum < a.h5.journal)" = "$before" ] || fail "a refused command touched the journal"
+expect 2 "$SLR_SWEEP" resume missing.h5
+
+expect 0 $mpiexec -n 2 "$SLR_SWEEP" resume a.h5 --retry-failed
+grep -q "3 points in 3 units (2 already done)" out.log || { cat out.log; fail "--retry-failed did not rerun the failed point"; }
+expect 0 "$SLR_SWEEP" resume a.h5 --extend extended.toml
+grep -q "4 points in 4 units (3 already done)" out.log || { cat out.log; fail "--extend did not add one point"; }
+expect 0 "$SLR_SWEEP" resume a.h5
+grep -q "(4 already done)" out.log || { cat out.log; fail "complete archive not recognised"; }
+
+expect 0 "$SLR_SWEEP" status a.h5
+expect 0 "$SLR_SWEEP" plan good.toml
+expect 0 "$SLR_SWEEP" point --method synthetic --alpha 1 --r-k 0 --r-v 0
+echo "run/resume command line: exit codes, refusals, --retry-failed, --extend and MPI-free commands as expected"

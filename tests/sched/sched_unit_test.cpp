@@ -1,0 +1,151 @@
+// MPI-free parts of the scheduler: the report encoding, memory sizes, progress lines, stop
+// flags and the synthetic testing method.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <csignal>
+#include <sstream>
+
+#include "protocol.hpp"
+#include "slr/model/random.hpp"
+#include "slr/sched/method_registry.hpp"
+#include "slr/sched/node_memory.hpp"
+#include "slr/sched/progress.hpp"
+#include "slr/sched/stop_signals.hpp"
+
+namespace {
+namespace sched = slr::sched;
+using slr::grid::point;
+
+point synthetic(double alpha, std::map<std::string, std::string> options, std::uint64_t seed = 3) {
+  point p;
+  p.method = "synthetic";
+  p.alpha = alpha;
+  p.r_k = 0;
+  p.r_v = 0;
+  p.seed = seed;
+  p.options = std::move(options);
+  sched::complete_point(p);
+  return p;
+}
+
+TEST(Protocol, ReportRoundTripsExactly) {
+  sched::protocol::report message;
+  slr::grid::result_record record;
+  record.status = slr::grid::status::timeout;
+  record.message = "wall-time cap";
+  record.extra_json = R"({"trajectory":[1,2]})";
+  record.set("risk", 0.1 + 0.2);
+  record.set("wall_s", -0.0);
+  message.results.push_back({17, 3, record});
+  message.released = {17, 4};
+  message.dropped = {9};
+  message.drained = true;
+  const auto decoded = sched::protocol::decode(sched::protocol::encode(message));
+  ASSERT_EQ(decoded.results.size(), 1u);
+  EXPECT_EQ(decoded.results[0].unit, 17);
+  EXPECT_EQ(decoded.results[0].position, 3);
+  EXPECT_EQ(decoded.results[0].record.status, slr::grid::status::timeout);
+  EXPECT_EQ(decoded.results[0].record.message, "wall-time cap");
+  EXPECT_EQ(decoded.results[0].record.extra_json, record.extra_json);
+  EXPECT_EQ(decoded.results[0].record.get("risk"), 0.1 + 0.2);
+  EXPECT_TRUE(std::signbit(decoded.results[0].record.get("wall_s")));
+  EXPECT_TRUE(std::isnan(decoded.results[0].record.get("D")));
+  EXPECT_EQ(decoded.released, message.released);
+  EXPECT_EQ(decoded.dropped, message.dropped);
+  EXPECT_TRUE(decoded.drained);
+  EXPECT_FALSE(decoded.goodbye);
+}
+
+TEST(NodeMemory, ParsesSizesWithBinaryUnits) {
+  EXPECT_EQ(sched::parse_memory_size("4096"), 4096u);
+  EXPECT_EQ(sched::parse_memory_size("512M"), 512u << 20);
+  EXPECT_EQ(sched::parse_memory_size("64G"), 64ULL << 30);
+  EXPECT_EQ(sched::parse_memory_size("1.5T"), 3ULL << 39);
+  EXPECT_EQ(sched::parse_memory_size("2GiB"), 2ULL << 30);
+  EXPECT_EQ(sched::parse_memory_size("8gb"), 8ULL << 30);
+  for (const char* bad : {"", "G", "-1G", "0", "12X", "1e30T", "nan"})
+    EXPECT_THROW((void)sched::parse_memory_size(bad), std::invalid_argument) << bad;
+}
+
+TEST(NodeMemory, ReportsAvailableMemory) {
+  const auto bytes = sched::available_memory_bytes();
+  EXPECT_GT(bytes, 16u << 20);
+  EXPECT_LT(bytes, 1ULL << 50);
+}
+
+TEST(Progress, LineCountsPointsFailuresAndEta) {
+  std::ostringstream out;
+  sched::progress_meter meter(out, false, 1e9);
+  sched::progress_state state;
+  state.total = 200;
+  state.done = 50;
+  state.failed = 2;
+  state.total_cost = 10;
+  state.done_cost = 10;
+  const auto text = meter.line(state);
+  EXPECT_NE(text.find("50/200 points (25.0%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("ETA 0s"), std::string::npos) << text; // all estimated cost is done
+  meter.update(state);
+  EXPECT_TRUE(out.str().empty()); // log lines only every interval
+  meter.finish(state, "complete");
+  EXPECT_NE(out.str().find("slr-sweep: complete: 50/200 points"), std::string::npos) << out.str();
+}
+
+TEST(StopSignals, RaisedSignalIsRecordedNotFatal) {
+  sched::reset_stop();
+  sched::install_stop_handlers();
+  EXPECT_EQ(sched::stop_signal(), 0);
+  std::raise(SIGUSR1);
+  EXPECT_EQ(sched::stop_signal(), SIGUSR1);
+  std::raise(SIGTERM);
+  EXPECT_EQ(sched::stop_signal(), SIGTERM);
+  EXPECT_EQ(sched::stop_signal_count(), 2);
+  sched::reset_stop();
+  EXPECT_EQ(sched::stop_signal_count(), 0);
+}
+
+TEST(Synthetic, ValuesDependOnlyOnIdentityAndSeed) {
+  const auto p = synthetic(0.5, {});
+  const auto a = sched::solve_point(p, {});
+  const auto b = sched::solve_point(p, {4, 1e9, nullptr});
+  ASSERT_EQ(a.status, slr::grid::status::ok);
+  // Independently: the first uniform of the stream (derive_seed(seed, identity), repeat, 0).
+  slr::model::counter_rng rng(slr::model::derive_seed(3, p.identity()), slr::model::stream_purpose::repeat, 0);
+  EXPECT_EQ(a.get("risk"), rng.uniform());
+  EXPECT_EQ(a.get("free_entropy_other"), static_cast<double>(p.identity() >> 12));
+  for (std::size_t c = 0; c + 1 < slr::grid::result_columns.size(); ++c) // all but wall_s
+    EXPECT_TRUE(a.values[c] == b.values[c] || (std::isnan(a.values[c]) && std::isnan(b.values[c])));
+  EXPECT_NE(sched::solve_point(synthetic(0.5, {}, 4), {}).get("risk"), a.get("risk"));
+  EXPECT_NE(sched::solve_point(synthetic(0.6, {}), {}).get("risk"), a.get("risk"));
+}
+
+TEST(Synthetic, CostFailureInjectionAndWarmStart) {
+  const auto slow = sched::solve_point(synthetic(1, {{"cost-us", "20000"}}), {});
+  EXPECT_GE(slow.get("wall_s"), 0.02);
+  const auto failing = synthetic(2, {{"fail-if", "alpha=2|seed=99"}});
+  const auto failed = sched::solve_point(failing, {});
+  EXPECT_EQ(failed.status, slr::grid::status::failed);
+  EXPECT_NE(failed.message.find("synthetic failure injected"), std::string::npos);
+  EXPECT_EQ(sched::solve_point(synthetic(3, {{"fail-if", "alpha=2|seed=99"}}), {}).status, slr::grid::status::ok);
+  EXPECT_EQ(sched::solve_point(synthetic(3, {{"fail-if", "alpha=2|seed=99"}}, 99), {}).status,
+            slr::grid::status::failed);
+  const auto first = sched::solve_point(synthetic(1, {}), {});
+  EXPECT_EQ(first.get("iterations"), 1);
+  sched::run_context warm;
+  warm.warm_start = &first;
+  EXPECT_EQ(sched::solve_point(synthetic(2, {}), warm).get("iterations"), 2);
+  const auto p = synthetic(1, {{"memory-mb", "3"}});
+  EXPECT_EQ(sched::find_method("synthetic").memory_bytes(p), 3u << 20);
+  EXPECT_DOUBLE_EQ(sched::find_method("synthetic").cost_seconds(synthetic(1, {{"cost-us", "250"}})), 2.5e-4);
+}
+
+TEST(Synthetic, CooperativeBusyWorkHonoursTheWallTimeCap) {
+  sched::run_context capped;
+  capped.wall_time_limit_s = 0.05;
+  const auto record = sched::solve_point(synthetic(1, {{"cost-us", "10000000"}}), capped);
+  EXPECT_EQ(record.status, slr::grid::status::timeout);
+  EXPECT_LT(record.get("wall_s"), 1.0);
+}
+} // namespace
