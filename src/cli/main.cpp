@@ -3,13 +3,19 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "slr/cli/export_command.hpp"
+#include "slr/cli/plot_command.hpp"
 #include "slr/cli/point_command.hpp"
+#include "slr/cli/query_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"slr-sweep: theory and simulations of single-location regression with attention"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SLR_VERSION);
   const auto run_point = slr::cli::add_point_command(app);
+  const auto run_query = slr::cli::add_query_command(app);
+  const auto run_export = slr::cli::add_export_command(app);
+  const auto run_plot = slr::cli::add_plot_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -26,7 +32,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (const int code = run_point(); code >= 0) return code;
+    for (const auto* run : {&run_point, &run_query, &run_export, &run_plot})
+      if (const int code = (*run)(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
