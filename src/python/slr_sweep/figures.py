@@ -85,7 +85,9 @@ def _settings(cols, mask, keys):
     for r in rows:
         if not any(all(_same(a, b) for a, b in zip(r, u)) for u in out):
             out.append(r)
-    return sorted(out, key=lambda t: tuple((isinstance(x, float) and math.isnan(x), x) for x in t))
+    rank = {"spiked": "0", "max": "1"}  # the paper's order of the tasks
+    return sorted(out, key=lambda t: tuple((isinstance(x, float) and math.isnan(x), rank.get(x, x) if isinstance(x, str)
+                                            else x) for x in t))
 
 
 def _setting_mask(cols, keys, setting):
@@ -156,6 +158,21 @@ def _tuned(cols, mask, value="test_risk"):
     return out, several
 
 
+def _nanmean(values):
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+def _readable_y(ax, minimum_span=0.05):
+    """No offset notation, and a visible span when all values (nearly) coincide."""
+    ax.ticklabel_format(axis="y", useOffset=False)
+    low, high = ax.get_ylim()
+    if high - low < 1e-3:
+        centre = 0.5 * (low + high)
+        ax.set_ylim(centre - minimum_span, centre + minimum_span)
+
+
 def _log_if_wide(ax, axis, values):
     values = np.asarray([v for v in values if np.isfinite(v)])
     if values.size and values.min() > 0 and values.max() / values.min() > 20:
@@ -212,7 +229,7 @@ def population(cols, outdir, formats=("png", "svg")):
                 if fin:
                     x = np.array([s[0] for s in fin])
                     y = np.array([s[1] for s in fin])
-                    err = np.array([np.nanmean(stderr[m & _equal_mask(nu, s[0])]) for s in fin])
+                    err = np.array([_nanmean(stderr[m & _equal_mask(nu, s[0])]) for s in fin])
                     line, = ax.plot(x, y, "o-", ms=3, color=colour, label=label)
                     if np.isfinite(err).any():
                         ax.fill_between(x, y - 2 * err, y + 2 * err, color=line.get_color(), alpha=0.2, lw=0)
@@ -251,7 +268,7 @@ def finite_alpha(cols, outdir, formats=("png", "svg")):
     bayes = _mask_method(cols, "bayes")
     keys = ("task", "nu", "L_pmf", "delta")
     settings = _settings(cols, fp | erm | se, keys)
-    fig, axes = _grid(len(settings), width=5.2, height=4.0)
+    fig, axes = _grid(len(settings), width=7.4, height=4.0)
     risk = _col(cols, "risk")
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
@@ -297,7 +314,7 @@ def finite_alpha(cols, outdir, formats=("png", "svg")):
         ax.set_xlabel("α = N/D")
         ax.set_ylabel("test risk")
         ax.set_title(_setting_title(keys, setting) + (" (best r per α)" if tuned_any else ""))
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
         ax.grid(alpha=0.3)
     return _save(fig, outdir, FIGURES["finite-alpha"], formats)
 
@@ -322,70 +339,82 @@ def order_parameters(cols, outdir, formats=("png", "svg")):
     has = np.isfinite(values["m_kk"])
     if not ((erm | fp) & has).any():
         raise NoData("figure order-parameters: no erm or fixed-point rows with order parameters")
+    # The settings are those of the simulations (gradient-flow runs); the fixed point is drawn
+    # where it matches one (same task, nu, L, delta, r, activation). Without ERM rows: the theory.
     keys = ("task", "nu", "L_pmf", "delta", "r_k", "r_v")
-    settings = _settings(cols, (erm | fp) & has, keys)
+    source = erm & has if (erm & has).any() else fp & has
+    settings = _settings(cols, source, keys)
     alpha = _col(cols, "alpha")
-    several_alpha = len(_unique(alpha[(erm | fp) & has])) > 1
-    import matplotlib.pyplot as plt
+    several_alpha = len(_unique(alpha[source])) > 1
+    styles = ["-", "--", "-.", ":"]
+    handles = {}
+
+    def remember(artist, label):
+        handles.setdefault(label, artist)
 
     if several_alpha:
-        # One panel per quantity, x = alpha; a series per (setting, activation).
-        fig, axes = _grid(len(ORDER_PARAMETERS), width=4.0, height=3.2)
+        # One panel per quantity, x = alpha; colour = activation, line style = setting.
+        fig, axes = _grid(len(ORDER_PARAMETERS) + 1, width=4.0, height=3.2)
+        legend_ax = axes.pop()
         for ax, name in zip(axes, ORDER_PARAMETERS):
-            for setting in settings:
+            for i, setting in enumerate(settings):
                 here = _setting_mask(cols, keys, setting) & has
+                suffix = "" if len(settings) == 1 else f" [{_setting_title(keys, setting)}]"
                 for act in _activations(cols, (erm | fp) & here):
                     this = here & (cols["activation"] == act)
-                    label = act if len(settings) == 1 else f"{act}, {_setting_title(keys, setting)}"
+                    colour = COLOURS.get(act, "tab:gray")
                     stats = _mean_by(alpha[erm & this], values[name][erm & this])
-                    colour = COLOURS.get(act) if len(settings) == 1 else None
                     if stats:
                         x = np.array([s[0] for s in stats])
                         y = np.array([s[1] for s in stats])
                         lo, hi = y - np.array([s[3] for s in stats]), np.array([s[4] for s in stats]) - y
-                        bars = ax.errorbar(x, y, yerr=[lo, hi], fmt="o", ms=4, capsize=3, color=colour,
-                                           label=f"{label}: ERM (mean, min–max)")
-                        colour = bars.lines[0].get_color()
+                        remember(ax.errorbar(x, y, yerr=[lo, hi], fmt="o", ms=4, capsize=3, color=colour),
+                                 f"{act}: ERM (mean, min–max){suffix}")
                     theory = _mean_by(alpha[fp & this], values[name][fp & this])
                     if theory:
-                        ax.plot([s[0] for s in theory], [s[1] for s in theory], "-", color=colour,
-                                label=f"{label}: fixed point")
+                        line, = ax.plot([s[0] for s in theory], [s[1] for s in theory], styles[i % len(styles)],
+                                        color=colour)
+                        remember(line, f"{act}: fixed point{suffix}")
             _log_if_wide(ax, "x", alpha[(erm | fp) & has])
+            _readable_y(ax)
             ax.set_xlabel("α")
             ax.set_title(LABELS[name])
             ax.grid(alpha=0.3)
-        axes[0].legend(fontsize=6)
+        legend_ax.axis("off")
+        legend_ax.legend(list(handles.values()), list(handles.keys()), loc="center", fontsize=7)
     else:
         # One panel per setting: the seven quantities side by side, mean with min-max bars.
-        fig, axes = _grid(len(settings), width=6.0, height=3.8)
+        fig, axes = _grid(len(settings), width=7.5, height=3.8)
         positions = np.arange(len(ORDER_PARAMETERS))
         for ax, setting in zip(axes, settings):
+            handles = {}
             here = _setting_mask(cols, keys, setting) & has
-            acts = _activations(cols, (erm | fp) & here)
+            acts = _activations(cols, source & here)
             width = 0.8 / max(len(acts), 1)
             for j, act in enumerate(acts):
                 this = here & (cols["activation"] == act)
                 shift = positions - 0.4 + width * (j + 0.5)
-                colour = COLOURS.get(act)
+                colour = COLOURS.get(act, "tab:gray")
                 if (erm & this).any():
-                    mean = np.array([np.nanmean(values[n][erm & this]) for n in ORDER_PARAMETERS])
+                    mean = np.array([_nanmean(values[n][erm & this]) for n in ORDER_PARAMETERS])
                     lo = mean - np.array([np.nanmin(values[n][erm & this]) for n in ORDER_PARAMETERS])
                     hi = np.array([np.nanmax(values[n][erm & this]) for n in ORDER_PARAMETERS]) - mean
                     runs = int((erm & this).sum())
-                    bars = ax.errorbar(shift, mean, yerr=[lo, hi], fmt="o", ms=5, capsize=4, color=colour,
-                                       label=f"{act}: gradient flow, {runs} run(s) (mean, min–max)")
-                    colour = bars.lines[0].get_color()
-                if (fp & this).any():
-                    theory = np.array([np.nanmean(values[n][fp & this]) for n in ORDER_PARAMETERS])
-                    ax.plot(shift, theory, "_", ms=14, mew=2, color=colour, label=f"{act}: fixed point")
+                    remember(ax.errorbar(shift, mean, yerr=[lo, hi], fmt="o", ms=5, capsize=4, color=colour),
+                             f"{act}: ERM, {runs} run(s) (mean, min–max)")
+                theory_rows = fp & this & _equal_mask(alpha, _unique(alpha[source & this])[0])
+                if theory_rows.any():
+                    theory = np.array([_nanmean(values[n][theory_rows]) for n in ORDER_PARAMETERS])
+                    line, = ax.plot(shift, theory, "_", ms=14, mew=2, color=colour)
+                    remember(line, f"{act}: fixed point")
             ax.axhline(0, color="0.6", lw=0.8)
             ax.set_xticks(positions)
             ax.set_xticklabels([LABELS[n] for n in ORDER_PARAMETERS])
-            a = _unique(alpha[(erm | fp) & here])
+            a = _unique(alpha[source & here])
             ax.set_title(_setting_title(keys, setting) + (f", α={a[0]:g}" if a and np.isfinite(a[0]) else ""))
-            ax.legend(fontsize=7)
+            ax.legend(list(handles.values()), list(handles.keys()), fontsize=7, loc="upper left",
+                      bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
             ax.grid(alpha=0.3, axis="y")
-    del plt
     return _save(fig, outdir, FIGURES["order-parameters"], formats)
 
 
