@@ -33,6 +33,13 @@ void archive_model::apply(journal_entry&& entry) {
                  },
                  [&](point_row&& p) {
                    ++point_records_;
+                   // Most rows use the standard columns: store them without the 40 names.
+                   static const std::vector<std::string> standard = [] {
+                     std::vector<std::string> names;
+                     for (const auto& c : grid::result_columns) names.push_back(archive_column_name(c));
+                     return names;
+                   }();
+                   if (p.value_names == standard) p.value_names.clear();
                    if (p.run_index < runs_.size()) ++runs_[p.run_index].points_done;
                    const auto [it, inserted] = row_of_.emplace(p.point_id, rows_.size());
                    if (inserted) rows_.push_back(std::move(p));

@@ -131,8 +131,7 @@ std::string read_text_attribute(const handle& object, const char* name) {
     check(H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, &data), "H5Dvlen_reclaim", attribute.what());
     return value;
   }
-  const std::size_t size = H5Tget_size(file_type.get());
-  if (size == 0) throw hdf5_error("H5Tget_size failed for " + attribute.what() + ": " + error_stack_text());
+  const std::size_t size = check_size(H5Tget_size(file_type.get()), "H5Tget_size", attribute.what());
   auto type = string_type(size, attribute.what());
   std::string value(size, '\0');
   check(H5Aread(attribute.get(), type.get(), value.data()), "H5Aread", attribute.what());

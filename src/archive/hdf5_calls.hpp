@@ -25,6 +25,17 @@ Result check(Result result, const char* call, const std::string& object) {
   return result;
 }
 
+/// The same wrapper for the calls whose failure value is 0 (H5Tget_size) or null (H5Tget_member_name).
+inline std::size_t check_size(std::size_t result, const char* call, const std::string& object) {
+  if (result == 0) throw hdf5_error(std::string(call) + " failed for " + object + ": " + error_stack_text());
+  return result;
+}
+template <class T>
+T* check(T* result, const char* call, const std::string& object) {
+  if (result == nullptr) throw hdf5_error(std::string(call) + " failed for " + object + ": " + error_stack_text());
+  return result;
+}
+
 /// Owner of one HDF5 identifier, closed with the matching H5?close in the destructor (errors
 /// there cannot be reported and are ignored; use close() where failure matters, e.g. files).
 class handle {

@@ -42,8 +42,7 @@ std::vector<std::string> read_text_column(const h5::handle& dataset, std::size_t
     h5::check(H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data()), "H5Dvlen_reclaim", what);
     return values;
   }
-  const std::size_t width = H5Tget_size(file_member_type);
-  if (width == 0) throw hdf5_error("H5Tget_size failed for " + what + ": " + h5::error_stack_text());
+  const std::size_t width = h5::check_size(H5Tget_size(file_member_type), "H5Tget_size", what);
   auto string_type = h5::string_type(width, what);
   auto type = h5::compound_type(width, what);
   h5::check(H5Tinsert(type.get(), name.c_str(), 0, string_type.get()), "H5Tinsert", what);
@@ -69,8 +68,8 @@ std::vector<member> members_of(const h5::handle& dataset) {
   const int n = h5::check(H5Tget_nmembers(type.get()), "H5Tget_nmembers", dataset.what());
   std::vector<member> members;
   for (int i = 0; i < n; ++i) {
-    char* raw = H5Tget_member_name(type.get(), static_cast<unsigned>(i));
-    if (raw == nullptr) throw hdf5_error("H5Tget_member_name failed for " + dataset.what() + ": " + h5::error_stack_text());
+    char* raw = h5::check(H5Tget_member_name(type.get(), static_cast<unsigned>(i)), "H5Tget_member_name",
+                          dataset.what());
     std::string name = raw;
     h5::check(H5free_memory(raw), "H5free_memory", dataset.what());
     const auto type_class = h5::check(H5Tget_member_class(type.get(), static_cast<unsigned>(i)), "H5Tget_member_class",
@@ -117,8 +116,13 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
                                                                     : ""));
   }
   h5::silence_error_stack();
-  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
-  if (is_hdf5 <= 0) throw archive_not_found_error(path.string() + " is not an HDF5 file");
+  htri_t is_hdf5 = 0;
+  try {
+    is_hdf5 = h5::check(H5Fis_hdf5(path.c_str()), "H5Fis_hdf5", path.string());
+  } catch (const hdf5_error& e) {
+    throw archive_not_found_error(path.string() + " cannot be read as HDF5: " + e.what());
+  }
+  if (is_hdf5 == 0) throw archive_not_found_error(path.string() + " is not an HDF5 file");
   state_->file = h5::file_open_read_only(path.string());
   const auto& file = state_->file;
   if (!h5::has_attribute(file, "format") || h5::read_text_attribute(file, "format") != archive_format_name)

@@ -161,7 +161,12 @@ void write_points(const h5::handle& file, const std::vector<const point_row*>& r
     table.put(i, 17, r.run_index);
     table.put(i, 18, r.completed_unix);
     for (std::size_t v = first_value; v < extra; ++v) table.put(i, v, std::nan(""));
-    for (std::size_t v = 0; v < r.values.size(); ++v) table.put(i, value_index.at(r.value_names[v]), r.values[v]);
+    if (r.value_names.empty()) { // the standard columns, first in value_names order
+      for (std::size_t v = 0; v < r.values.size() && v < grid::result_columns.size(); ++v)
+        table.put(i, first_value + v, r.values[v]);
+    } else {
+      for (std::size_t v = 0; v < r.values.size(); ++v) table.put(i, value_index.at(r.value_names[v]), r.values[v]);
+    }
     table.put_text(i, extra, r.extra_json);
   }
   table.write(file, "points", rows.size());

@@ -15,7 +15,7 @@ inline constexpr const char* archive_format_name = "slr-sweep archive";
 
 struct snapshot_content {
   std::string job_text, job_fingerprint, job_name;
-  std::vector<const point_row*> rows; ///< in table order
+  std::vector<const point_row*> rows; ///< in table order; empty value_names = the standard result columns
   std::vector<run_row> runs;
   std::uint64_t journal_bytes = 0;    ///< journal length the snapshot reflects
   std::uint64_t journal_points = 0;   ///< point records in that prefix

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -34,6 +35,7 @@ struct writer::state {
   bool dirty = false;
   std::chrono::steady_clock::time_point last_rebuild = std::chrono::steady_clock::now();
   double last_rebuild_seconds = 0;
+  std::string last_rebuild_error;
 
   state(std::filesystem::path p, writer_options o, journal_writer j)
       : path(std::move(p)), options(o), journal(std::move(j)) {}
@@ -66,7 +68,16 @@ struct writer::state {
     // Bound the time spent rebuilding to max_rebuild_fraction of the wall time.
     const double min_interval = options.max_rebuild_fraction > 0 ? last_rebuild_seconds / options.max_rebuild_fraction : 0;
     if (since < min_interval) return;
-    if (points_since_rebuild >= options.rebuild_every_points || since >= options.rebuild_every_seconds) rebuild();
+    if (points_since_rebuild < options.rebuild_every_points && since < options.rebuild_every_seconds) return;
+    try {
+      rebuild();
+      last_rebuild_error.clear();
+    } catch (const archive_error& e) {
+      // The points are durable in the journal already; a failed snapshot (e.g. a full disk)
+      // must not turn their acknowledgement into an error. Retried at the next interval.
+      last_rebuild_error = e.what();
+      last_rebuild = std::chrono::steady_clock::now();
+    }
   }
 };
 
@@ -116,13 +127,39 @@ writer writer::create(const std::filesystem::path& path, const job::job_spec& jo
   return writer(std::move(s));
 }
 
+namespace {
+// An archive copied without its journal (e.g. moved to another cluster): the snapshot holds
+// everything the journal would replay to, so write a journal from it.
+void journal_from_snapshot(const std::filesystem::path& path, const std::filesystem::path& journal_file) {
+  const reader snapshot(path);
+  const auto& a = snapshot.attributes();
+  auto journal = journal_writer::create(journal_file, {a.job_text, a.job_fingerprint, "", a.job_name});
+  auto runs = snapshot.runs();
+  std::sort(runs.begin(), runs.end(), [](const run_row& x, const run_row& y) { return x.run_index < y.run_index; });
+  auto points = snapshot.points();
+  std::stable_sort(points.begin(), points.end(),
+                   [](const point_row& x, const point_row& y) { return x.run_index < y.run_index; });
+  std::size_t next = 0;
+  for (std::uint32_t r = 0; r < runs.size(); ++r) {
+    journal_run_begin begin{runs[r]};
+    begin.run.run_index = r;
+    journal.append(begin);
+    for (; next < points.size() && points[next].run_index == runs[r].run_index; ++next) {
+      points[next].run_index = r;
+      journal.append(points[next]);
+    }
+    if (std::isfinite(runs[r].end_unix)) journal.append(journal_run_end{r, runs[r].end_unix, runs[r].exit_reason});
+  }
+  for (; next < points.size(); ++next) journal.append(points[next]); // rows of unknown runs
+  journal.sync();
+}
+} // namespace
+
 writer writer::open(const std::filesystem::path& path, writer_options options) {
   const auto journal_file = journal_path(path);
   if (!std::filesystem::exists(journal_file)) {
-    if (std::filesystem::exists(path))
-      throw archive_not_found_error(path.string() + " has no journal (" + journal_file.string() +
-                                    "); it is a read-only snapshot and cannot be resumed");
-    throw archive_not_found_error("no archive at " + path.string());
+    if (!std::filesystem::exists(path)) throw archive_not_found_error("no archive at " + path.string());
+    journal_from_snapshot(path, journal_file);
   }
   journal_contents contents;
   auto journal = journal_writer::open(journal_file, contents);
@@ -217,5 +254,7 @@ void writer::extend_job(const job::job_spec& extended) {
 void writer::rebuild_now() { state_->rebuild(); }
 
 double writer::last_rebuild_seconds() const noexcept { return state_->last_rebuild_seconds; }
+
+const std::string& writer::last_rebuild_error() const noexcept { return state_->last_rebuild_error; }
 
 } // namespace slr::archive

@@ -4,15 +4,21 @@
 #include <stdexcept>
 
 #include "slr/cli/export_command.hpp"
+#include "slr/cli/plan_command.hpp"
 #include "slr/cli/plot_command.hpp"
 #include "slr/cli/point_command.hpp"
 #include "slr/cli/query_command.hpp"
+#include "slr/cli/recover_command.hpp"
+#include "slr/cli/status_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"slr-sweep: theory and simulations of single-location regression with attention"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SLR_VERSION);
   const auto run_point = slr::cli::add_point_command(app);
+  const auto run_plan = slr::cli::add_plan_command(app);
+  const auto run_status = slr::cli::add_status_command(app);
+  const auto run_recover = slr::cli::add_recover_command(app);
   const auto run_query = slr::cli::add_query_command(app);
   const auto run_export = slr::cli::add_export_command(app);
   const auto run_plot = slr::cli::add_plot_command(app);
@@ -32,7 +38,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    for (const auto* run : {&run_point, &run_query, &run_export, &run_plot})
+    for (const auto* run : {&run_point, &run_plan, &run_status, &run_recover, &run_query, &run_export, &run_plot})
       if (const int code = (*run)(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";

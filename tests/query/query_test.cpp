@@ -34,17 +34,17 @@ std::vector<synthetic_row> known_rows() {
     for (const double alpha : {1.0, 4.0})
       for (const double r : {0.1, 1.0})
         for (unsigned repeat = 0; repeat < 2; ++repeat) {
-          synthetic_row row{"fixed-point", "spiked", activation, 1.0, alpha, r, r, repeat};
+          auto row = query::testing::make_row("fixed-point", "spiked", activation, 1.0, alpha, r, repeat);
           row.values["test_risk"] = risk_of(activation, alpha, r, repeat);
           rows.push_back(row);
         }
-  synthetic_row failed{"fixed-point", "spiked", "softmax", 1.0, 2.0, 1.0, 1.0, 0};
+  auto failed = query::testing::make_row("fixed-point", "spiked", "softmax", 1.0, 2.0, 1.0);
   failed.status = grid::status::failed;
   rows.push_back(failed);
-  synthetic_row population{"population", "spiked", "softmax", 1.0};
+  auto population = query::testing::make_row("population", "spiked", "softmax", 1.0);
   population.values["risk"] = 0.45;
   rows.push_back(population);
-  synthetic_row hard{"population", "max", "softmax", inf};
+  auto hard = query::testing::make_row("population", "max", "softmax", inf);
   hard.values["risk"] = 0.0;
   hard.status = grid::status::unbounded;
   rows.push_back(hard);

@@ -10,6 +10,19 @@
 
 namespace slr::query::testing {
 
+synthetic_row make_row(std::string method, std::string task, std::string activation, double nu, double alpha,
+                       double r, unsigned repeat) {
+  synthetic_row row;
+  row.method = std::move(method);
+  row.task = std::move(task);
+  row.activation = std::move(activation);
+  row.nu = nu;
+  row.alpha = alpha;
+  row.r_k = row.r_v = r;
+  row.repeat = repeat;
+  return row;
+}
+
 void write_archive(const std::filesystem::path& path, const std::vector<synthetic_row>& rows) {
   const auto job = job::parse_job("name = \"synthetic\"\nseed = 1\n[[method]]\nname = \"population\"\n", "<synthetic>");
   auto writer = archive::writer::create(path, job);
@@ -75,20 +88,20 @@ std::vector<synthetic_row> figure_rows() {
   // Fig 2: minimal population risk per activation and the Bayes risk (spiked), max-SLR incl. ν = ∞.
   for (const char* activation : {"softmax", "linear", "erf", "softplus-kernel"})
     for (const double nu : {0.5, 1.0, 2.0, 4.0, 8.0}) {
-      synthetic_row r{"population", "spiked", activation, nu};
+      auto r = make_row("population", "spiked", activation, nu);
       r.values["risk"] = 1 - nu / (nu + activation_scale(activation));
       r.values["risk_stderr"] = 0.002;
       r.values["bayes_risk"] = 1 - nu / (nu + 0.9);
       rows.push_back(r);
     }
   for (const double nu : {0.5, 1.0, 2.0, 4.0, 8.0}) {
-    synthetic_row r{"bayes", "spiked", "softmax", nu};
+    auto r = make_row("bayes", "spiked", "softmax", nu);
     r.values["risk"] = r.values["bayes_risk"] = 1 - nu / (nu + 0.9);
     rows.push_back(r);
   }
   for (const char* activation : {"softmax", "linear"})
     for (const double nu : {1.0, 4.0, inf}) {
-      synthetic_row r{"population", "max", activation, nu};
+      auto r = make_row("population", "max", activation, nu);
       r.values["risk"] = std::isinf(nu) ? (activation == std::string("softmax") ? 0.0 : 0.4279)
                                         : 0.5 * activation_scale(activation) / (1 + nu);
       r.status = std::isinf(nu) && activation == std::string("softmax") ? grid::status::unbounded : grid::status::ok;
@@ -97,7 +110,7 @@ std::vector<synthetic_row> figure_rows() {
   // Fig 5: fixed students k = c k*, v = v*.
   for (const double c : {1.0, 2.0})
     for (const double nu : {0.5, 1.0, 2.0, 4.0, 8.0}) {
-      synthetic_row r{"population", "spiked", "softmax", nu};
+      auto r = make_row("population", "spiked", "softmax", nu);
       const auto text = [](double x) { return grid::format_number(x); };
       r.options["at"] = "m_kk=" + text(c) + ",q_kk=" + text(c * c) + ",m_vv=1,q_vv=1";
       const double gap = std::log(c) - 0.5 * std::log(nu);
@@ -109,14 +122,14 @@ std::vector<synthetic_row> figure_rows() {
     for (const double alpha : {0.5, 1.0, 2.0, 4.0})
       for (const double r : {0.1, 1.0}) {
         if (activation == std::string("linear") && alpha == 4.0 && r == 0.1) continue;
-        synthetic_row row{"fixed-point", "spiked", activation, 1.0, alpha, r, r};
+        auto row = make_row("fixed-point", "spiked", activation, 1.0, alpha, r);
         row.values["test_risk"] = fixed_point_risk(activation, alpha, r);
         row.values["train_loss"] = 0.1 / alpha;
         set_order_parameters(row, alpha, 0.0);
         rows.push_back(row);
       }
   for (const double alpha : {0.5, 1.0, 2.0, 4.0}) {
-    synthetic_row row{"state-evolution", "spiked", "softmax", 1.0, alpha};
+    auto row = make_row("state-evolution", "spiked", "softmax", 1.0, alpha);
     row.values["test_risk"] = 0.48 + 0.5 / (1 + 2 * alpha);
     rows.push_back(row);
   }
@@ -124,7 +137,8 @@ std::vector<synthetic_row> figure_rows() {
   for (const char* activation : {"softmax", "linear"})
     for (const double alpha : {1.0, 4.0})
       for (unsigned repeat = 0; repeat < 3; ++repeat) {
-        synthetic_row row{"erm", "spiked", activation, 1.0, alpha, 0.1, 0.1, repeat, {{"D", "200"}}};
+        auto row = make_row("erm", "spiked", activation, 1.0, alpha, 0.1, repeat);
+        row.options["D"] = "200";
         row.values["test_risk"] = fixed_point_risk(activation, alpha, 0.1) + 0.01 * (static_cast<double>(repeat) - 1);
         row.values["test_risk_stderr"] = 0.004;
         set_order_parameters(row, alpha, 0.02 * (static_cast<double>(repeat) - 1));

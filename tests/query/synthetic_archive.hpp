@@ -23,6 +23,10 @@ struct synthetic_row {
   std::map<std::string, double> values; ///< result columns (dotted names)
 };
 
+/// A row with the given parameters (r_k = r_v = r), status ok and no values.
+synthetic_row make_row(std::string method, std::string task, std::string activation, double nu,
+                       double alpha = grid::not_set, double r = grid::not_set, unsigned repeat = 0);
+
 /// Writes an archive holding exactly these rows (one run).
 void write_archive(const std::filesystem::path& path, const std::vector<synthetic_row>& rows);
 

@@ -8,8 +8,10 @@
 // so the .h5 on disk is always a complete, valid file that readers can open at any time;
 // it lags the journal by at most the rebuild interval. `recover` (recover.hpp) rebuilds it.
 //
-// fsync cost: about 2.5 ms per fdatasync on this machine's disk, so record each point alone
-// at ≤ 400 points/s; use record_batch() (one fsync for the batch) for throughput.
+// fsync cost: an fdatasync takes 2.5–6 ms on this machine's disk, so record() (one fsync per
+// point) acknowledges ~175–400 points/s; record_batch() pays one fsync per batch (measured:
+// 16 points ≈ 3.6k points/s, 256 points ≈ 16k points/s; tests/bench/archive_bench). A
+// coordinator should pass everything that arrived since its last write as one batch.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -47,6 +49,7 @@ struct finished_point {
   const grid::result_record* record = nullptr;
 };
 
+/// Not thread-safe (nor is the serial HDF5 library): use one writer from one thread.
 class writer {
 public:
   enum class if_exists {
@@ -61,7 +64,8 @@ public:
   static writer create(const std::filesystem::path& path, const job::job_spec& job,
                        if_exists policy = if_exists::fail, writer_options options = {});
   /// Opens an existing archive for resuming (takes the write lock, replays the journal,
-  /// truncates a torn tail, rebuilds the .h5 if it is stale or missing). Throws
+  /// truncates a torn tail, rebuilds the .h5). If only the .h5 exists (copied without its
+  /// journal), a journal is first written from the snapshot. Throws
   /// archive_not_found_error, archive_locked_error, journal_error, hdf5_error.
   static writer open(const std::filesystem::path& path, writer_options options = {});
 
@@ -98,6 +102,10 @@ public:
   void rebuild_now();
   /// Seconds spent in the last rebuild.
   [[nodiscard]] double last_rebuild_seconds() const noexcept;
+  /// Why the last periodic rebuild failed (empty if it succeeded). Periodic rebuilds inside
+  /// record()/begin_run() never throw — the points are already durable in the journal — and
+  /// are retried at the next interval; rebuild_now() and end_run() do throw.
+  [[nodiscard]] const std::string& last_rebuild_error() const noexcept;
 
 private:
   struct state;

@@ -1,0 +1,115 @@
+#include "slr/cli/plan_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "slr/job/expansion.hpp"
+#include "slr/job/job_file.hpp"
+#include "slr/sched/method_registry.hpp"
+
+namespace slr::cli {
+namespace {
+
+std::string human_seconds(double s) {
+  std::ostringstream out;
+  out << std::setprecision(3);
+  if (s < 120) out << s << " s";
+  else if (s < 7200) out << s / 60 << " min";
+  else if (s < 2 * 86400) out << s / 3600 << " h";
+  else out << s / 86400 << " d";
+  return out.str();
+}
+
+std::string human_bytes(double b) {
+  std::ostringstream out;
+  out << std::setprecision(3);
+  if (b < 1 << 20) out << b / 1024 << " KiB";
+  else if (b < 1 << 30) out << b / (1 << 20) << " MiB";
+  else out << b / (1 << 30) << " GiB";
+  return out.str();
+}
+
+struct plan_arguments {
+  std::string job_file;
+  bool list = false;
+};
+
+} // namespace
+
+std::function<int()> add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<plan_arguments>();
+  auto* cmd = app.add_subcommand("plan", "Expand a job file's grid and print the point count and estimated cost "
+                                         "(runs nothing, writes nothing)");
+  cmd->add_option("job", args->job_file, "Job file (TOML, see jobs/README.md)")->required();
+  cmd->add_flag("--list", args->list, "Also print every point: id, seed, repeat and canonical parameters");
+
+  return [args, cmd]() -> int {
+    if (!*cmd) return -1;
+    const auto job = job::load_job_file(args->job_file);
+    const auto units = job::expand(job);
+
+    struct tally {
+      std::size_t points = 0, units = 0;
+      double cost = 0, max_cost = 0, max_memory = 0;
+    };
+    std::vector<tally> per_entry(job.methods.size());
+    for (const auto& unit : units) {
+      auto& t = per_entry[unit.method_entry];
+      ++t.units;
+      const auto& method = sched::find_method(unit.points.front().point.method);
+      double unit_cost = 0;
+      for (const auto& p : unit.points) {
+        ++t.points;
+        const double c = method.cost_seconds(p.point);
+        unit_cost += c;
+        t.max_memory = std::max(t.max_memory, static_cast<double>(method.memory_bytes(p.point)));
+      }
+      t.cost += unit_cost;
+      t.max_cost = std::max(t.max_cost, unit_cost);
+    }
+
+    std::cout << "job " << job.name << " (" << job.source_name << "), master seed " << job.master_seed
+              << ", fingerprint " << job::fingerprint(units) << "\n";
+    if (!job.description.empty()) std::cout << job.description << "\n";
+    std::cout << std::left << std::setw(8) << "entry" << std::setw(18) << "method" << std::right << std::setw(9)
+              << "points" << std::setw(9) << "units" << std::setw(14) << "cost" << std::setw(14) << "largest unit"
+              << std::setw(14) << "max memory" << "  continuation\n";
+    tally total;
+    for (std::size_t e = 0; e < job.methods.size(); ++e) {
+      const auto& t = per_entry[e];
+      std::cout << std::left << std::setw(8) << e + 1 << std::setw(18) << job.methods[e].name << std::right
+                << std::setw(9) << t.points << std::setw(9) << t.units << std::setw(14) << human_seconds(t.cost)
+                << std::setw(14) << human_seconds(t.max_cost) << std::setw(14) << human_bytes(t.max_memory) << "  "
+                << (job.methods[e].continuation == job::continuation_kind::alpha ? "alpha" : "-") << "\n";
+      total.points += t.points;
+      total.units += t.units;
+      total.cost += t.cost;
+      total.max_cost = std::max(total.max_cost, t.max_cost);
+      total.max_memory = std::max(total.max_memory, t.max_memory);
+    }
+    std::cout << std::left << std::setw(26) << "total" << std::right << std::setw(9) << total.points << std::setw(9)
+              << total.units << std::setw(14) << human_seconds(total.cost) << std::setw(14)
+              << human_seconds(total.max_cost) << std::setw(14) << human_bytes(total.max_memory) << "\n";
+    std::cout << "cost = estimated single-thread CPU time (registry cost model); wall time is about cost / workers, "
+                 "but at least the largest unit.\n";
+    if (args->list) {
+      for (const auto& unit : units) {
+        for (std::size_t i = 0; i < unit.points.size(); ++i) {
+          const auto& p = unit.points[i];
+          char id[17];
+          std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(p.id));
+          std::cout << id << " seed=" << p.point.seed << " repeat=" << p.repeat
+                    << (unit.is_chain() ? (i == 0 ? " chain-start " : " chain-next  ") : " ") << p.point.canonical()
+                    << "\n";
+        }
+      }
+    }
+    return 0;
+  };
+}
+
+} // namespace slr::cli

@@ -1,0 +1,351 @@
+// The archive: round trip, resume bookkeeping, refusal to overwrite, locking, periodic
+// snapshots, extension, and journal torn-tail recovery at random byte offsets.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "slr/archive/journal.hpp"
+#include "slr/archive/reader.hpp"
+#include "slr/archive/recover.hpp"
+#include "slr/archive/writer.hpp"
+#include "slr/grid/result_record.hpp"
+#include "slr/job/expansion.hpp"
+
+namespace slr::archive {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string job_text = R"(
+name = "archive-test"
+seed = 99
+[grid]
+task = ["spiked", "max"]
+nu = [1, 2, 3, 4, 5]
+repeats = 2
+[[method]]
+name = "bayes"
+samples = 1000
+)"; // 20 points
+
+class ArchiveTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("slr-archive-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    job_ = job::parse_job(job_text, "archive-test.toml");
+    units_ = job::expand(job_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A deterministic synthetic result per point (the archive does not care where numbers come from).
+  static grid::result_record result_for(const job::sweep_point& p) {
+    grid::result_record r;
+    r.set("risk", static_cast<double>(p.id % 1000) / 1000.0);
+    r.set("order_parameters.m_kk", p.point.problem.task.nu());
+    r.set("iterations", p.repeat);
+    if (p.id % 7 == 0) {
+      r.status = grid::status::failed;
+      r.message = "synthetic failure Σ"; // non-ASCII survives
+    }
+    r.extra_json = "{\"id\":" + std::to_string(p.id % 100) + "}";
+    return r;
+  }
+
+  fs::path dir_;
+  job::job_spec job_;
+  std::vector<job::sweep_unit> units_;
+};
+
+TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
+  const auto path = dir_ / "r.h5";
+  {
+    auto w = writer::create(path, job_);
+    w.begin_run({2, "testhost", "slr-sweep run archive-test.toml"});
+    std::vector<grid::result_record> records;
+    std::vector<finished_point> batch;
+    for (const auto& u : units_) records.push_back(result_for(u.points[0]));
+    for (std::size_t i = 0; i < units_.size(); ++i) batch.push_back({&units_[i].points[0], &records[i]});
+    w.record_batch(batch);
+    w.end_run("complete");
+  }
+  reader r(path);
+  const auto& a = r.attributes();
+  EXPECT_EQ(a.schema_version, 1);
+  EXPECT_EQ(a.job_text, job_text);
+  EXPECT_EQ(a.job_fingerprint, job::fingerprint(units_));
+  EXPECT_EQ(a.job_name, "archive-test");
+  EXPECT_FALSE(a.git_revision.empty());
+  EXPECT_TRUE(a.library_versions.contains("hdf5"));
+  EXPECT_EQ(a.journal_points, 20u);
+  const auto rows = r.points();
+  ASSERT_EQ(rows.size(), 20u);
+  EXPECT_EQ(r.point_count(), 20u);
+  std::map<std::uint64_t, const job::sweep_point*> by_id;
+  for (const auto& u : units_) by_id[u.points[0].id] = &u.points[0];
+  for (const auto& row : rows) {
+    ASSERT_TRUE(by_id.contains(row.point_id));
+    const auto& p = *by_id[row.point_id];
+    const auto expected = result_for(p);
+    EXPECT_EQ(row.seed, p.point.seed);
+    EXPECT_EQ(row.repeat, p.repeat);
+    EXPECT_EQ(row.method, "bayes");
+    EXPECT_EQ(row.task, p.point.problem.task.name());
+    EXPECT_EQ(row.nu, p.point.problem.task.nu());
+    EXPECT_EQ(row.L, 3);
+    EXPECT_EQ(row.L_pmf, "3");
+    EXPECT_EQ(row.activation, "softmax");
+    EXPECT_TRUE(std::isnan(row.alpha));
+    EXPECT_EQ(row.options, "samples=1000");
+    EXPECT_EQ(row.status, grid::status_name(expected.status));
+    EXPECT_EQ(row.message, expected.message);
+    EXPECT_EQ(row.extra_json, expected.extra_json);
+    ASSERT_EQ(row.values.size(), grid::result_columns.size());
+    for (std::size_t c = 0; c < grid::result_columns.size(); ++c) {
+      EXPECT_EQ(row.value_names[c], archive_column_name(grid::result_columns[c]));
+      const double want = expected.values[c];
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan(row.values[c])) << row.value_names[c];
+      else EXPECT_EQ(row.values[c], want) << row.value_names[c];
+    }
+  }
+  // Table order is deterministic: sorted by task, then nu, then repeat.
+  EXPECT_EQ(rows.front().task, "max");
+  EXPECT_EQ(rows.front().nu, 1.0);
+  EXPECT_EQ(rows.back().task, "spiked");
+  EXPECT_EQ(rows.back().nu, 5.0);
+  const auto runs = r.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].exit_reason, "complete");
+  EXPECT_EQ(runs[0].ranks, 2);
+  EXPECT_EQ(runs[0].host, "testhost");
+  EXPECT_EQ(runs[0].points_done, 20u);
+  EXPECT_GE(runs[0].end_unix, runs[0].start_unix);
+  const auto f = r.check_freshness();
+  EXPECT_TRUE(f.journal_present);
+  EXPECT_EQ(f.newer_points, 0u);
+  EXPECT_EQ(f.writer_pid, 0);
+}
+
+TEST_F(ArchiveTest, ResumeKnowsWhatIsDoneAndWhatFailed) {
+  const auto path = dir_ / "resume.h5";
+  {
+    auto w = writer::create(path, job_);
+    w.begin_run({1, "", ""});
+    for (std::size_t i = 0; i < 12; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    // no end_run: the process "dies" here (the destructor only refreshes the snapshot)
+  }
+  auto w = writer::open(path);
+  EXPECT_EQ(w.job_text(), job_text);
+  EXPECT_EQ(w.job().name, "archive-test");
+  EXPECT_EQ(w.done().size(), 12u);
+  std::size_t to_run = 0, to_retry = 0;
+  for (const auto& u : units_) {
+    to_run += w.needs_run(u.points[0].id, false) ? 1 : 0;
+    to_retry += w.needs_run(u.points[0].id, true) ? 1 : 0;
+  }
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < 12; ++i) failed += result_for(units_[i].points[0]).status == grid::status::failed;
+  EXPECT_EQ(to_run, 8u);
+  EXPECT_EQ(to_retry, 8u + failed);
+  w.begin_run({3, "", "resume"});
+  for (std::size_t i = 12; i < units_.size(); ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+  // A retried point replaces its earlier row.
+  grid::result_record fixed;
+  fixed.set("risk", 0.5);
+  w.record(units_[0].points[0], fixed);
+  w.end_run("complete");
+  reader r(path);
+  const auto rows = r.points();
+  EXPECT_EQ(rows.size(), 20u);
+  for (const auto& row : rows)
+    if (row.point_id == units_[0].points[0].id) {
+      EXPECT_EQ(row.status, "ok");
+      EXPECT_EQ(row.run_index, 1u);
+    }
+  const auto runs = r.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].exit_reason, "interrupted");
+  EXPECT_TRUE(std::isnan(runs[0].end_unix));
+  EXPECT_EQ(runs[0].points_done, 12u);
+  EXPECT_EQ(runs[1].points_done, 9u);
+  EXPECT_EQ(r.attributes().journal_points, 21u);
+}
+
+TEST_F(ArchiveTest, RefusesToOverwriteADifferentJobAndLeavesItUntouched) {
+  const auto path = dir_ / "keep.h5";
+  {
+    auto w = writer::create(path, job_);
+    w.begin_run({1, "", ""});
+    w.record(units_[0].points[0], result_for(units_[0].points[0]));
+    w.end_run("complete");
+  }
+  const auto journal = journal_path(path);
+  const auto h5_size = fs::file_size(path), journal_size = fs::file_size(journal);
+  const auto h5_time = fs::last_write_time(path), journal_time = fs::last_write_time(journal);
+  const auto other = job::parse_job("name = \"other\"\nseed = 1\n[[method]]\nname = \"bayes\"\n", "other.toml");
+  EXPECT_THROW((void)writer::create(path, other, writer::if_exists::reuse_same_job), archive_exists_error);
+  EXPECT_THROW((void)writer::create(path, job_, writer::if_exists::fail), archive_exists_error);
+  EXPECT_EQ(fs::file_size(path), h5_size);
+  EXPECT_EQ(fs::file_size(journal), journal_size);
+  EXPECT_EQ(fs::last_write_time(path), h5_time);
+  EXPECT_EQ(fs::last_write_time(journal), journal_time);
+  auto same = writer::create(path, job_, writer::if_exists::reuse_same_job);
+  EXPECT_EQ(same.done().size(), 1u);
+  // A non-archive file is never overwritten either.
+  const auto foreign = dir_ / "foreign.h5";
+  std::ofstream(foreign) << "not hdf5";
+  EXPECT_THROW((void)writer::create(foreign, job_), archive_exists_error);
+  EXPECT_THROW((void)reader(foreign), archive_not_found_error);
+}
+
+TEST_F(ArchiveTest, OneWriterAtATimeAndReadersWhileWriting) {
+  const auto path = dir_ / "lock.h5";
+  auto w = writer::create(path, job_, writer::if_exists::fail, {1, 1e9, 0});
+  EXPECT_THROW((void)writer::open(path), archive_locked_error);
+  EXPECT_THROW((void)recover(path), archive_locked_error);
+  EXPECT_NE(journal_lock_holder(journal_path(path)), 0);
+  w.begin_run({1, "", ""});
+  for (std::size_t i = 0; i < 5; ++i) {
+    w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    // rebuild_every_points = 1: the snapshot follows every record and is always readable.
+    reader r(path);
+    EXPECT_EQ(r.point_count(), i + 1);
+    EXPECT_EQ(r.runs().back().exit_reason, "running");
+  }
+}
+
+TEST_F(ArchiveTest, SnapshotLagIsReportedByFreshness) {
+  const auto path = dir_ / "lag.h5";
+  auto w = writer::create(path, job_, writer::if_exists::fail, {1000, 1e9, 0});
+  w.begin_run({1, "", ""});
+  for (std::size_t i = 0; i < 4; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+  reader r(path);
+  EXPECT_EQ(r.point_count(), 0u);
+  const auto f = r.check_freshness();
+  EXPECT_EQ(f.newer_points, 4u);
+  EXPECT_NE(f.writer_pid, 0);
+  w.rebuild_now();
+  EXPECT_EQ(reader(path).point_count(), 4u);
+}
+
+TEST_F(ArchiveTest, ExtendAcceptsSupersetsOnly) {
+  const auto path = dir_ / "extend.h5";
+  auto w = writer::create(path, job_);
+  auto bigger_text = job_text;
+  bigger_text.replace(bigger_text.find("nu = [1, 2, 3, 4, 5]"), 20, "nu = [1, 2, 3, 4, 5, 6]");
+  const auto bigger = job::parse_job(bigger_text, "bigger.toml");
+  const auto smaller = job::parse_job("name = \"s\"\nseed = 99\n[[method]]\nname = \"bayes\"\n", "s.toml");
+  EXPECT_THROW(w.extend_job(smaller), archive_error);
+  EXPECT_EQ(w.job_text(), job_text);
+  w.extend_job(bigger);
+  EXPECT_EQ(w.job_text(), bigger_text);
+  EXPECT_EQ(reader(path).attributes().job_fingerprint, job::fingerprint(bigger));
+}
+
+TEST_F(ArchiveTest, TornJournalTailsAreDetectedAndIgnoredAtRandomOffsets) {
+  const auto path = dir_ / "torn.h5";
+  const auto journal = journal_path(path);
+  std::vector<std::uint64_t> ends; // journal size after each acknowledged point
+  {
+    auto w = writer::create(path, job_);
+    w.begin_run({1, "", ""});
+    for (const auto& u : units_) {
+      w.record(u.points[0], result_for(u.points[0]));
+      ends.push_back(fs::file_size(journal));
+    }
+  }
+  std::string bytes;
+  {
+    std::ifstream in(journal, std::ios::binary);
+    bytes.resize(fs::file_size(journal));
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  ASSERT_EQ(bytes.size(), ends.back());
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<std::uint64_t> offset_of(ends.front() - 200, bytes.size());
+  const auto copy = dir_ / "copy.h5";
+  for (int trial = 0; trial < 25; ++trial) {
+    const std::uint64_t cut = trial == 0 ? bytes.size() : offset_of(rng);
+    const bool garbage = trial % 3 == 2; // also: a torn write that left random bytes
+    std::string content = bytes.substr(0, cut);
+    if (garbage) {
+      for (int i = 0; i < 37; ++i) content.push_back(static_cast<char>(rng()));
+    }
+    fs::remove(copy);
+    {
+      std::ofstream out(journal_path(copy), std::ios::binary | std::ios::trunc);
+      out << content;
+    }
+    const std::size_t expected = static_cast<std::size_t>(std::count_if(ends.begin(), ends.end(),
+                                                                         [&](std::uint64_t e) { return e <= cut; }));
+    const auto report = recover(copy);
+    EXPECT_EQ(report.points, expected) << "cut at " << cut;
+    EXPECT_EQ(report.journal_bytes + report.ignored_bytes, content.size());
+    reader r(copy);
+    EXPECT_EQ(r.point_count(), expected) << "cut at " << cut;
+    // The recovered journal is appendable: a resumed run adds after the intact prefix.
+    auto w = writer::open(copy);
+    EXPECT_EQ(w.done().size(), expected);
+    w.begin_run({1, "", ""});
+    const auto& last = units_.back().points[0];
+    w.record(last, result_for(last));
+    w.end_run("complete");
+    EXPECT_EQ(reader(copy).point_count(), expected + (expected == units_.size() ? 0 : 1));
+  }
+}
+
+TEST_F(ArchiveTest, ASnapshotCopiedWithoutItsJournalCanBeResumed) {
+  const auto path = dir_ / "copied.h5";
+  {
+    auto w = writer::create(path, job_);
+    w.begin_run({2, "a", "first"});
+    for (std::size_t i = 0; i < 6; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    w.end_run("signal SIGTERM");
+    w.begin_run({3, "b", "second"});
+    for (std::size_t i = 6; i < 9; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    w.rebuild_now();
+  } // dies without end_run
+  const auto before = reader(path).points();
+  fs::remove(journal_path(path));
+  auto w = writer::open(path);
+  EXPECT_EQ(w.done().size(), 9u);
+  EXPECT_EQ(w.job_text(), job_text);
+  w.begin_run({1, "c", "third"});
+  w.record(units_[9].points[0], result_for(units_[9].points[0]));
+  w.end_run("complete");
+  reader r(path);
+  const auto runs = r.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].exit_reason, "signal SIGTERM");
+  EXPECT_EQ(runs[0].points_done, 6u);
+  EXPECT_EQ(runs[1].exit_reason, "interrupted");
+  EXPECT_EQ(runs[1].points_done, 3u);
+  EXPECT_EQ(runs[2].points_done, 1u);
+  const auto after = r.points();
+  ASSERT_EQ(after.size(), 10u);
+  std::map<std::uint64_t, const point_row*> by_id;
+  for (const auto& row : after) by_id[row.point_id] = &row;
+  for (const auto& row : before) {
+    ASSERT_TRUE(by_id.contains(row.point_id));
+    EXPECT_EQ(by_id[row.point_id]->values.size(), row.values.size());
+    EXPECT_EQ(by_id[row.point_id]->message, row.message);
+    EXPECT_EQ(by_id[row.point_id]->run_index, row.run_index);
+    EXPECT_EQ(by_id[row.point_id]->completed_unix, row.completed_unix);
+  }
+}
+
+TEST_F(ArchiveTest, MissingOrForeignJournalIsATypedError) {
+  EXPECT_THROW((void)writer::open(dir_ / "none.h5"), archive_not_found_error);
+  EXPECT_THROW((void)recover(dir_ / "none.h5"), archive_not_found_error);
+  std::ofstream(journal_path(dir_ / "foreign.h5"), std::ios::binary) << "this is not a journal at all, no";
+  EXPECT_THROW((void)recover(dir_ / "foreign.h5"), journal_error);
+}
+
+} // namespace
+} // namespace slr::archive
