@@ -69,7 +69,8 @@ std::function<int()> add_export_command(CLI::App& app) {
     if (!parent.empty() && !std::filesystem::is_directory(parent))
       throw std::invalid_argument("--output: directory " + parent.string() + " does not exist");
     auto build = query::make_grid(points, {args->axes, args->columns});
-    const auto& attributes = archive::reader(args->input.path).attributes();
+    const archive::reader source(args->input.path);
+    const auto& attributes = source.attributes();
     build.data.attributes["source_archive"] = std::filesystem::absolute(args->input.path).string();
     build.data.attributes["job_name"] = attributes.job_name;
     build.data.attributes["job_fingerprint"] = attributes.job_fingerprint;

@@ -50,6 +50,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check(set(cols["method"]) == {"population", "bayes", "fixed-point", "state-evolution", "erm"}, "load: methods")
     table = slr_sweep.load(archive)  # DataFrame when pandas is installed
     check(len(table["point_id"]) == total, "load (default container)")
+    try:
+        import pandas
+    except ImportError:
+        pass
+    else:
+        check(isinstance(table, pandas.DataFrame), "load returns a DataFrame when pandas is installed")
+        erm = table[(table.method == "erm") & (table.activation == "softmax") & (table.alpha == 4.0)]
+        check(len(erm) == 3 and abs(erm.test_risk.mean() - fixed_point_risk("softmax", 4.0, 0.1)) < 1e-12,
+              "DataFrame selection")
 
     # --- export --format grid, read back with h5py
     grid = os.path.join(tmp, "grid.h5")
@@ -80,6 +89,20 @@ with tempfile.TemporaryDirectory() as tmp:
         check(text == ["ok", ""], f"status variable {text} (softmax and the linear hole at alpha = 4, r = 0.1)")
         check(f.attrs["task"] in ("spiked", b"spiked"), "constant parameters as attributes")
         check("order_parameters_m_kk" in f and "risk" not in f, "observables: result columns with values only")
+        with h5py.File(archive, "r") as source:
+            check(f.attrs["job_fingerprint"] == source.attrs["job_fingerprint"], "provenance: job fingerprint")
+
+    # xarray reads the named dimensions (only where python3-xarray and python3-h5netcdf are installed)
+    try:
+        import xarray
+        import h5netcdf  # noqa: F401
+    except ImportError:
+        print("note: xarray/h5netcdf not installed; skipping the xarray check")
+    else:
+        with xarray.open_dataset(grid, engine="h5netcdf") as ds:
+            check(ds["test_risk"].dims == ("activation", "alpha", "r_k", "r_v"), f"xarray dims {ds['test_risk'].dims}")
+            value = float(ds["test_risk"].sel(activation="softmax", alpha=4.0, r_k=0.1, r_v=0.1))
+            check(abs(value - fixed_point_risk("softmax", 4.0, 0.1)) < 1e-15, f"xarray value {value}")
 
     # --- export --format csv: every column, one row per point
     out_csv = os.path.join(tmp, "points.csv")
