@@ -13,6 +13,7 @@ namespace {
 std::string short_number(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (value == 0) value = 0; // no "-0" in a table
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.6g", value);
   return buffer;
