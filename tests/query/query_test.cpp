@@ -9,11 +9,15 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unistd.h>
 
 #include "slr/query/filter.hpp"
 #include "slr/query/grid.hpp"
 #include "slr/query/output.hpp"
 #include "slr/query/query.hpp"
+#include "slr/archive/writer.hpp"
+#include "slr/job/expansion.hpp"
+#include "slr/job/job_file.hpp"
 #include "synthetic_archive.hpp"
 
 namespace {
@@ -286,4 +290,40 @@ TEST_F(QueryTest, GridPutsRowsInTheirCellsAndNaNElsewhere) {
   EXPECT_THROW((void)query::make_grid(t, {{"alpha"}, {}}), std::invalid_argument); // activation varies too
 }
 
+} // namespace
+
+namespace {
+// A query opens the snapshot read-only while a sweep holds the archive's write lock and keeps
+// appending: it sees the points of the last snapshot and never blocks or disturbs the writer.
+TEST(QueryWhileRunning, ReadsTheSnapshotOfARunningSweep) {
+  const auto directory = std::filesystem::temp_directory_path() / ("slr-query-running-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  const auto path = directory / "running.h5";
+  const auto job = slr::job::parse_job("name = \"running\"\nseed = 1\n[[method]]\nname = \"population\"\n", "<t>");
+  slr::archive::writer_options options;
+  options.rebuild_every_points = 1000000;
+  options.rebuild_every_seconds = 1e9;
+  auto writer = slr::archive::writer::create(path, job, slr::archive::writer::if_exists::fail, options);
+  writer.begin_run({1, "testhost", "test"});
+  const auto record = [&](double nu) {
+    slr::job::sweep_point sp;
+    sp.point.method = "population";
+    sp.point.problem.task = slr::model::task(slr::model::task_kind::spiked, nu);
+    sp.id = slr::job::point_id(sp.point, 0, false);
+    slr::grid::result_record r;
+    r.set("risk", 1 / (1 + nu));
+    writer.record(sp, r);
+  };
+  record(1.0);
+  record(2.0);
+  writer.rebuild_now();
+  record(3.0); // journaled, not yet in the snapshot
+  const auto t = slr::query::load_archive(path);
+  EXPECT_EQ(t.rows(), 2u);
+  EXPECT_EQ(slr::query::filter(t, "nu>=2").at("risk", "").numbers, std::vector<double>{1.0 / 3.0});
+  record(4.0); // the writer carries on after the read
+  writer.end_run("complete");
+  EXPECT_EQ(slr::query::load_archive(path).rows(), 4u);
+  std::filesystem::remove_all(directory);
+}
 } // namespace
