@@ -93,6 +93,9 @@ std::function<int()> add_export_command(CLI::App& app) {
     if (build.duplicate_rows > 0)
       std::cerr << ", " << build.duplicate_rows << " duplicate row(s) (latest kept)";
     std::cerr << "\n";
+    if (cells >= 1000 && filled * 20 < cells)
+      std::cerr << "slr-sweep: note: fewer than 5% of the grid points hold a result; methods or settings with different "
+                   "axes are better exported separately (--where method=…)\n";
     return 0;
   };
 }

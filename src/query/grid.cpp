@@ -73,7 +73,13 @@ grid_build make_grid(const table& points, const grid_options& options) {
     data.axes.push_back(std::move(axis));
   }
   std::size_t cells = 1;
-  for (const auto& axis : data.axes) cells *= axis.size();
+  for (const auto& axis : data.axes) {
+    cells *= axis.size();
+    // A guard against exporting a whole mixed archive as one mostly empty hypercube.
+    if (cells > 50'000'000)
+      throw std::invalid_argument("--axes: the grid would have more than 5e7 cells for " +
+                                  std::to_string(points.rows()) + " points; select a part with --where (e.g. method=…)");
+  }
 
   // Cell of each row (row-major, first axis outermost); on a collision the latest row wins.
   const auto* completed = points.find("completed_unix");

@@ -25,7 +25,7 @@ struct grid_build {
 
 /// Throws std::invalid_argument "--axes: …" if an axis is unknown or if a parameter column that
 /// is not an axis varies (its rows would collide), "--columns: …" for an unknown or text variable,
-/// and "export: …" for an empty table.
+/// "--axes: …" if the grid would exceed 5e7 cells, and "export: …" for an empty table.
 [[nodiscard]] grid_build make_grid(const table& points, const grid_options& options);
 
 } // namespace slr::query
