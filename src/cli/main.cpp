@@ -6,8 +6,11 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "slr/cli/export_command.hpp"
 #include "slr/cli/plan_command.hpp"
+#include "slr/cli/plot_command.hpp"
 #include "slr/cli/point_command.hpp"
+#include "slr/cli/query_command.hpp"
 #include "slr/cli/recover_command.hpp"
 #include "slr/cli/run_command.hpp"
 #include "slr/cli/status_command.hpp"
@@ -47,6 +50,9 @@ int main(int argc, char** argv) {
   const auto run_plan = slr::cli::add_plan_command(app);
   const auto run_status = slr::cli::add_status_command(app);
   const auto run_recover = slr::cli::add_recover_command(app);
+  const auto run_query = slr::cli::add_query_command(app);
+  const auto run_export = slr::cli::add_export_command(app);
+  const auto run_plot = slr::cli::add_plot_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -64,10 +70,8 @@ int main(int argc, char** argv) {
   }
   if (sweep.selected()) return run_with_mpi(argc, argv, sweep);
   try {
-    if (const int code = run_point(); code >= 0) return code;
-    if (const int code = run_plan(); code >= 0) return code;
-    if (const int code = run_status(); code >= 0) return code;
-    if (const int code = run_recover(); code >= 0) return code;
+    for (const auto* run : {&run_point, &run_plan, &run_status, &run_recover, &run_query, &run_export, &run_plot})
+      if (const int code = (*run)(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;

@@ -1,0 +1,16 @@
+#pragma once
+// `slr-sweep plot results.h5 --figure {population,finite-alpha,order-parameters,mismatched,all}
+//  -o OUTDIR [--where …] [--status …]`: the paper's Figs 2–5 as PNG and SVG, drawn by the Python
+// helper src/python/slr_sweep (matplotlib), run as `python3 -m slr_sweep.plot`.
+// Interpreter: $SLR_PYTHON, else the one found at configure time (SLR_PYTHON_EXECUTABLE).
+// Package directory: $SLR_SWEEP_PYTHONPATH, else <prefix>/share/slr-sweep/python next to an
+// installed binary, else the source tree's src/python (baked in at configure time).
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace slr::cli {
+
+/// Adds the `plot` subcommand (see add_query_command for the contract of the result).
+[[nodiscard]] std::function<int()> add_plot_command(CLI::App& app);
+
+} // namespace slr::cli

@@ -1,0 +1,46 @@
+#include "slr/cli/archive_input.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include "slr/archive/reader.hpp"
+#include "slr/query/filter.hpp"
+
+namespace slr::cli {
+
+void archive_input::add_to(CLI::App& command) {
+  command.add_option("archive", path, "The archive (results.h5) written by `slr-sweep run`")->required();
+  command.add_option("--where", where,
+                     "Row filter: conditions joined by commas, e.g. \"activation=softmax,nu=1,alpha>=2\"; operators "
+                     "= != < <= > >=, numbers (inf, nan) or text, alternatives with | (activation=softmax|linear)");
+  command.add_option_function<std::string>(
+      "--status", [this](const std::string& text) { statuses = list_argument(text); },
+      "Keep rows with these statuses, e.g. ok,unbounded");
+}
+
+query::table archive_input::load_filtered() const {
+  if (!std::filesystem::exists(path)) throw std::invalid_argument(path + ": no such archive");
+  std::optional<archive::reader> reader;
+  try {
+    reader.emplace(path);
+  } catch (const archive::archive_error& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
+  auto points = query::from_rows(reader->points());
+  try {
+    const auto fresh = reader->check_freshness();
+    if (fresh.newer_points > 0)
+      std::cerr << "slr-sweep: note: " << path << " is a snapshot " << static_cast<long>(fresh.snapshot_age_s)
+                << " s old; " << fresh.newer_points << " newer point(s) are in the journal"
+                << (fresh.writer_pid != 0 ? " (a sweep is running)" : " (run `slr-sweep recover` to include them)")
+                << "\n";
+  } catch (const archive::archive_error&) {
+    // Freshness is advisory: an unreadable journal must not stop a read-only query.
+  }
+  return query::filter_status(query::filter(points, where), statuses);
+}
+
+std::vector<std::string> list_argument(const std::string& text) { return query::split_list(text); }
+
+} // namespace slr::cli

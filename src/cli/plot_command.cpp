@@ -1,0 +1,135 @@
+#include "slr/cli/plot_command.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "slr/cli/archive_input.hpp"
+
+extern char** environ;
+
+namespace slr::cli {
+namespace {
+
+const std::vector<std::string>& figure_names() {
+  static const std::vector<std::string> names = {"population", "finite-alpha", "order-parameters", "mismatched", "all"};
+  return names;
+}
+
+struct plot_arguments {
+  archive_input input;
+  std::string figure;
+  std::string output;
+  std::string formats = "png,svg";
+};
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+// The directory holding the slr_sweep package (see plot_command.hpp for the order).
+std::filesystem::path python_package_dir() {
+  if (auto dir = environment("SLR_SWEEP_PYTHONPATH"); !dir.empty()) return dir;
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = self.parent_path().parent_path() / "share" / "slr-sweep" / "python";
+    if (std::filesystem::exists(installed / "slr_sweep" / "plot.py")) return installed;
+  }
+  return SLR_PYTHON_SOURCE_DIR;
+}
+
+// Runs argv with PYTHONPATH prefixed by `python_path`; returns the exit status, or throws if
+// the interpreter cannot be started.
+int run_python(const std::vector<std::string>& argv, const std::string& python_path) {
+  std::vector<std::string> env_storage;
+  const std::string old = environment("PYTHONPATH");
+  env_storage.push_back("PYTHONPATH=" + python_path + (old.empty() ? "" : ":" + old));
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0) env_storage.emplace_back(*e);
+  std::vector<char*> envp, args;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_storage = argv;
+  for (auto& a : argv_storage) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), envp.data());
+  if (rc != 0)
+    throw std::runtime_error("plot: cannot run the Python interpreter '" + argv[0] + "': " + std::strerror(rc) +
+                             " (install python3 with python3-numpy, python3-h5py and python3-matplotlib, or set "
+                             "SLR_PYTHON to an interpreter that has them)");
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(std::string("plot: waitpid failed: ") + std::strerror(errno));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+} // namespace
+
+std::function<int()> add_plot_command(CLI::App& app) {
+  auto args = std::make_shared<plot_arguments>();
+  auto* cmd = app.add_subcommand("plot", "Draw the paper's figures (PNG and SVG) from an archive with matplotlib");
+  args->input.add_to(*cmd);
+  cmd->add_option("--figure", args->figure,
+                  "population (Fig 2), finite-alpha (Fig 3), order-parameters (Fig 4), mismatched (Fig 5) or all")
+      ->required();
+  cmd->add_option("-o,--output", args->output, "Output directory (created if missing)")->required();
+  cmd->add_option("--formats", args->formats, "Image formats, comma-separated (png, svg, pdf)")->capture_default_str();
+
+  return [args, cmd]() -> int {
+    if (!*cmd) return -1;
+    if (std::find(figure_names().begin(), figure_names().end(), args->figure) == figure_names().end())
+      throw std::invalid_argument("--figure: unknown figure '" + args->figure +
+                                  "' (expected population, finite-alpha, order-parameters, mismatched or all)");
+    for (const auto& f : list_argument(args->formats))
+      if (f != "png" && f != "svg" && f != "pdf")
+        throw std::invalid_argument("--formats: unknown format '" + f + "' (expected png, svg or pdf)");
+    // Read and filter in C++ (one filter grammar); the helper gets the selected point ids.
+    const auto points = args->input.load_filtered();
+    if (points.rows() == 0) throw std::invalid_argument("--where/--status: no points of " + args->input.path + " match");
+    std::error_code error;
+    std::filesystem::create_directories(args->output, error);
+    if (error || !std::filesystem::is_directory(args->output))
+      throw std::invalid_argument("--output: cannot create directory " + args->output);
+
+    std::vector<std::string> argv = {environment("SLR_PYTHON").empty() ? std::string(SLR_PYTHON_EXECUTABLE)
+                                                                       : environment("SLR_PYTHON"),
+                                     "-m", "slr_sweep.plot", args->input.path, "--figure", args->figure, "-o",
+                                     args->output, "--formats", args->formats};
+    std::filesystem::path ids_file;
+    if (!args->input.where.empty() || !args->input.statuses.empty()) {
+      ids_file = std::filesystem::path(args->output) / (".slr-plot-ids-" + std::to_string(getpid()) + ".txt");
+      std::ofstream ids(ids_file);
+      const auto& column = points.at("point_id", "--where");
+      for (const auto id : column.integers) ids << id << "\n";
+      ids.close();
+      if (!ids) throw std::runtime_error("plot: cannot write " + ids_file.string());
+      argv.insert(argv.end(), {"--point-ids", ids_file.string()});
+    }
+    int code = 0;
+    try {
+      code = run_python(argv, python_package_dir().string());
+    } catch (...) {
+      if (!ids_file.empty()) std::filesystem::remove(ids_file, error);
+      throw;
+    }
+    if (!ids_file.empty()) std::filesystem::remove(ids_file, error);
+    // The helper prints its own one-line error; 2 = bad input, 3 = a missing Python package.
+    if (code == 2) return 2;
+    return code == 0 ? 0 : 1;
+  };
+}
+
+} // namespace slr::cli

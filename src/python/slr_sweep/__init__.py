@@ -1,0 +1,59 @@
+"""Python access to slr-sweep archives: ``load`` the points table and draw the paper's figures.
+
+Importable from the source tree (``PYTHONPATH=src/python``); needs numpy and h5py (Debian
+python3-numpy, python3-h5py), matplotlib for the figures (python3-matplotlib) and uses pandas
+when it is installed (python3-pandas; optional).
+
+    import slr_sweep
+    points = slr_sweep.load("results.h5")          # pandas.DataFrame (or a dict of numpy columns)
+    slr_sweep.plot_figure("results.h5", "population", "figs/")
+"""
+# Imports are deferred to the calls so that `python3 -m slr_sweep.plot` can report a missing
+# numpy/h5py/matplotlib with a clear message instead of a traceback.
+
+
+def load(path, point_ids=None, as_dict=False):
+    """The points of an archive: a pandas.DataFrame if pandas is importable (and not as_dict),
+    else a dict of numpy columns (see archive.load)."""
+    from .archive import load as _load
+
+    return _load(path, point_ids=point_ids, as_dict=as_dict)
+
+
+def load_columns(path, point_ids=None):
+    """The /points table as a dict {column: numpy array}."""
+    from .archive import load_columns as _load_columns
+
+    return _load_columns(path, point_ids)
+
+
+def runs(path):
+    """The /runs table as a dict of numpy columns."""
+    from .archive import runs as _runs
+
+    return _runs(path)
+
+
+def attributes(path):
+    """Root attributes (provenance, job text, fingerprint) as a dict."""
+    from .archive import attributes as _attributes
+
+    return _attributes(path)
+
+
+def parse_options(text):
+    """'at=m_kk=1,q_kk=1;samples=20000' -> {'at': 'm_kk=1,q_kk=1', 'samples': '20000'}."""
+    from .archive import parse_options as _parse_options
+
+    return _parse_options(text)
+
+
+def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None):
+    """Draws one figure ("population", "finite-alpha", "order-parameters", "mismatched") of an
+    archive into outdir; returns the written file paths. Needs matplotlib."""
+    from . import figures
+
+    return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats)
+
+
+__all__ = ["load", "load_columns", "parse_options", "runs", "attributes", "plot_figure"]

@@ -1,0 +1,74 @@
+"""Reading an slr-sweep archive (the HDF5 snapshot written by ``slr-sweep run``).
+
+The archive's ``/points`` table is a 1-D compound dataset, one row per finished point; columns
+are the grid parameters (method, task, nu, L, L_pmf, delta, activation, erf_offset, alpha, r_k,
+r_v, options, repeat, seed, point_id), status/message, and the result columns of
+``grid::result_columns`` with dots replaced by underscores (risk, test_risk,
+order_parameters_m_kk, ...). NaN means "not produced by this method".
+"""
+import numpy as np
+
+try:  # optional: a DataFrame when pandas is there, a dict of numpy columns otherwise
+    import pandas as _pandas
+except ImportError:  # pragma: no cover - depends on the installation
+    _pandas = None
+
+
+def _decode(column):
+    if column.dtype.kind == "S":
+        return np.array([b.decode("utf-8", "replace").rstrip("\x00") for b in column], dtype=object)
+    if column.dtype.kind == "O":
+        return np.array([b.decode("utf-8", "replace") if isinstance(b, bytes) else b for b in column], dtype=object)
+    return column
+
+
+def _read_table(path, name):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        if name not in f:
+            raise ValueError(f"{path}: no /{name} table (not an slr-sweep archive?)")
+        data = f[name][:]
+    return {field: _decode(data[field]) for field in data.dtype.names}
+
+
+def load_columns(path, point_ids=None):
+    """The /points table as a dict {column: numpy array} (text columns as object arrays of str).
+    point_ids: optional iterable of point ids to keep (others are dropped)."""
+    columns = _read_table(path, "points")
+    if point_ids is not None:
+        keep = np.isin(columns["point_id"], np.fromiter((int(i) for i in point_ids), dtype=np.uint64))
+        columns = {k: v[keep] for k, v in columns.items()}
+    return columns
+
+
+def load(path, point_ids=None, as_dict=False):
+    """The points of an archive: a pandas.DataFrame if pandas is importable (and not as_dict),
+    else a dict of numpy columns. Opens the file read-only; safe while a sweep is running."""
+    columns = load_columns(path, point_ids)
+    if _pandas is not None and not as_dict:
+        return _pandas.DataFrame(columns)
+    return columns
+
+
+def runs(path):
+    """The /runs table (one row per run/resume) as a dict of numpy columns."""
+    return _read_table(path, "runs")
+
+
+def attributes(path):
+    """Root attributes (provenance, job text, fingerprint) as a dict."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+
+
+def parse_options(text):
+    """'at=m_kk=1,q_kk=1;samples=20000' -> {'at': 'm_kk=1,q_kk=1', 'samples': '20000'}."""
+    options = {}
+    for item in str(text).split(";"):
+        if item:
+            key, _, value = item.partition("=")
+            options[key] = value
+    return options

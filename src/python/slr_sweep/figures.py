@@ -1,0 +1,497 @@
+"""The paper's Figs 2-5 from the columns of an archive (archive.load_columns).
+
+Method names and columns (grid::result_columns, dots -> underscores):
+  population       risk, risk_stderr, bayes_risk (option at=... : a fixed, "mismatched" student)
+  bayes            risk (the Bayes risk)
+  fixed-point      test_risk, order_parameters_*           (RS fixed point, THEORY.md §4)
+  state-evolution  test_risk                               (Bayes-optimal, THEORY.md §5)
+  erm              test_risk, test_risk_stderr, order_parameters_*   (simulations)
+Where a regularisation grid (r_k, r_v) is present, finite-alpha curves show, at each alpha, the r
+with the smallest mean test risk (the paper tunes r by grid search).
+"""
+import math
+import os
+
+import numpy as np
+
+from .archive import parse_options
+
+FIGURES = {
+    "population": "fig2_population",
+    "finite-alpha": "fig3_finite_alpha",
+    "order-parameters": "fig4_order_parameters",
+    "mismatched": "fig5_mismatched",
+}
+ACTIVATION_ORDER = ["softmax", "linear", "erf", "softplus-kernel"]
+COLOURS = {"softmax": "tab:blue", "linear": "tab:orange", "erf": "tab:green", "softplus-kernel": "tab:purple"}
+ORDER_PARAMETERS = ["m_kk", "m_kv", "m_vk", "m_vv", "R_kk", "R_kv", "R_vv"]
+LABELS = {"m_kk": r"$m_{kk^*}$", "m_kv": r"$m_{kv^*}$", "m_vk": r"$m_{vk^*}$", "m_vv": r"$m_{vv^*}$",
+          "R_kk": r"$R_{kk}$", "R_kv": r"$R_{kv}$", "R_vv": r"$R_{vv}$"}
+
+
+class NoData(ValueError):
+    """The archive (after filters) has no rows this figure can use."""
+
+
+# ---------------------------------------------------------------- helpers on dict-of-columns
+
+def _n(cols):
+    return len(cols["point_id"])
+
+
+def _col(cols, name):
+    if name in cols:
+        return np.asarray(cols[name], dtype=float)
+    return np.full(_n(cols), np.nan)
+
+
+def _mask_method(cols, *methods):
+    return np.isin(cols["method"].astype(str), methods)
+
+
+def _at_option(cols):
+    return np.array([parse_options(o).get("at", "") for o in cols["options"]], dtype=object)
+
+
+def _same(a, b):
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+def _unique(values):
+    out = []
+    for v in values:
+        v = v.item() if hasattr(v, "item") else v
+        if not any(_same(v, u) for u in out):
+            out.append(v)
+    return sorted(out, key=lambda x: (isinstance(x, float) and math.isnan(x), x))
+
+
+def _equal_mask(column, value):
+    column = np.asarray(column)
+    if isinstance(value, float) and math.isnan(value):
+        return np.isnan(column.astype(float))
+    return column == value
+
+
+def _activations(cols, mask):
+    present = _unique(cols["activation"][mask])
+    return [a for a in ACTIVATION_ORDER if a in present] + [a for a in present if a not in ACTIVATION_ORDER]
+
+
+def _settings(cols, mask, keys):
+    rows = [tuple(cols[k][i].item() if hasattr(cols[k][i], "item") else cols[k][i] for k in keys)
+            for i in np.flatnonzero(mask)]
+    out = []
+    for r in rows:
+        if not any(all(_same(a, b) for a, b in zip(r, u)) for u in out):
+            out.append(r)
+    rank = {"spiked": "0", "max": "1"}  # the paper's order of the tasks
+    return sorted(out, key=lambda t: tuple((isinstance(x, float) and math.isnan(x), rank.get(x, x) if isinstance(x, str)
+                                            else x) for x in t))
+
+
+def _setting_mask(cols, keys, setting):
+    mask = np.ones(_n(cols), dtype=bool)
+    for k, v in zip(keys, setting):
+        mask &= _equal_mask(cols[k], v)
+    return mask
+
+
+def _setting_title(keys, setting):
+    parts = []
+    for k, v in zip(keys, setting):
+        if k == "task":
+            parts.append(f"{v}-SLR")
+        elif k == "L_pmf":
+            parts.append(f"L={v}")
+        elif k == "delta":
+            parts.append(f"Δ={v:g}")
+        elif k == "nu":
+            parts.append(f"ν={v:g}")
+        elif k == "alpha":
+            parts.append(f"α={v:g}")
+        elif k in ("r_k", "r_v"):
+            parts.append(f"{k}={v:g}")
+        else:
+            parts.append(f"{k}={v}")
+    return ", ".join(parts)
+
+
+def _mean_by(x, y, extra=None):
+    """Mean/std/min/max/count of y per distinct x (NaN y ignored); x sorted."""
+    xs = [v for v in _unique(x) if not (isinstance(v, float) and math.isnan(v))]
+    stats = []
+    for v in xs:
+        values = y[_equal_mask(x, v)]
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            continue
+        std = float(np.std(values, ddof=1)) if values.size > 1 else float("nan")
+        stats.append((v, float(values.mean()), std, float(values.min()), float(values.max()), values.size))
+    return stats
+
+
+def _tuned(cols, mask, value="test_risk"):
+    """Per alpha: the (r_k, r_v) with the smallest mean `value` over repeats. Returns a list of
+    (alpha, mean, std, min, max, count, r_k, r_v) and whether several r were compared."""
+    alpha, rk, rv, y = _col(cols, "alpha"), _col(cols, "r_k"), _col(cols, "r_v"), _col(cols, value)
+    out, several = [], False
+    for a in _unique(alpha[mask]):
+        if isinstance(a, float) and math.isnan(a):
+            continue
+        at_alpha = mask & _equal_mask(alpha, a)
+        best = None
+        regs = _settings({"r_k": rk, "r_v": rv, "point_id": cols["point_id"]}, at_alpha, ("r_k", "r_v"))
+        several = several or len(regs) > 1
+        for r in regs:
+            m = at_alpha & _equal_mask(rk, r[0]) & _equal_mask(rv, r[1])
+            values = y[m]
+            values = values[~np.isnan(values)]
+            if values.size == 0:
+                continue
+            mean = float(values.mean())
+            std = float(np.std(values, ddof=1)) if values.size > 1 else float("nan")
+            if best is None or mean < best[1]:
+                best = (a, mean, std, float(values.min()), float(values.max()), values.size, r[0], r[1])
+        if best is not None:
+            out.append(best)
+    return out, several
+
+
+def _nanmean(values):
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+def _readable_y(ax, minimum_span=0.05):
+    """No offset notation, and a visible span when all values (nearly) coincide."""
+    ax.ticklabel_format(axis="y", useOffset=False)
+    low, high = ax.get_ylim()
+    if high - low < 1e-3:
+        centre = 0.5 * (low + high)
+        ax.set_ylim(centre - minimum_span, centre + minimum_span)
+
+
+def _log_if_wide(ax, axis, values):
+    values = np.asarray([v for v in values if np.isfinite(v)])
+    if values.size and values.min() > 0 and values.max() / values.min() > 20:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+
+
+def _grid(n, width=4.6, height=3.6):
+    import matplotlib.pyplot as plt
+
+    columns = min(n, 3)
+    rows = (n + columns - 1) // columns
+    fig, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def _save(fig, outdir, stem, formats):
+    import matplotlib.pyplot as plt
+
+    os.makedirs(outdir, exist_ok=True)
+    fig.tight_layout()
+    paths = []
+    for fmt in formats:
+        path = os.path.join(outdir, f"{stem}.{fmt}")
+        metadata = {"Date": None} if fmt == "svg" else None  # reproducible SVG
+        fig.savefig(path, dpi=150, metadata=metadata)
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+# ---------------------------------------------------------------- Fig 2: population risk vs nu
+
+def population(cols, outdir, formats=("png", "svg")):
+    is_pop = _mask_method(cols, "population") & (_at_option(cols) == "")
+    is_bayes = _mask_method(cols, "bayes")
+    if not (is_pop | is_bayes).any():
+        raise NoData("figure population: no rows of method population (without `at`) or bayes")
+    keys = ("task", "L_pmf", "delta")
+    settings = _settings(cols, is_pop | is_bayes, keys)
+    fig, axes = _grid(len(settings))
+    nu, risk, stderr = _col(cols, "nu"), _col(cols, "risk"), _col(cols, "risk_stderr")
+    for ax, setting in zip(axes, settings):
+        here = _setting_mask(cols, keys, setting)
+        finite_nu = []
+        for act in _activations(cols, is_pop & here):
+            for offset in _unique(_col(cols, "erf_offset")[is_pop & here & (cols["activation"] == act)]):
+                m = is_pop & here & (cols["activation"] == act) & _equal_mask(_col(cols, "erf_offset"), offset)
+                label = act if math.isnan(offset) else f"{act} (c={offset:g})"
+                colour = COLOURS.get(act)
+                stats = _mean_by(nu[m], risk[m])
+                fin = [s for s in stats if np.isfinite(s[0])]
+                if fin:
+                    x = np.array([s[0] for s in fin])
+                    y = np.array([s[1] for s in fin])
+                    err = np.array([_nanmean(stderr[m & _equal_mask(nu, s[0])]) for s in fin])
+                    line, = ax.plot(x, y, "o-", ms=3, color=colour, label=label)
+                    if np.isfinite(err).any():
+                        ax.fill_between(x, y - 2 * err, y + 2 * err, color=line.get_color(), alpha=0.2, lw=0)
+                    colour = line.get_color()
+                    finite_nu.extend(x)
+                for s in stats:
+                    if np.isinf(s[0]):
+                        ax.axhline(s[1], color=colour, ls=":", lw=1.2, label=f"{label}, ν=∞")
+        # The Bayes risk: method bayes, else the bayes_risk column of the population rows.
+        source, values = (is_bayes & here, risk) if (is_bayes & here).any() else (is_pop & here, _col(cols, "bayes_risk"))
+        stats = _mean_by(nu[source], values[source])
+        fin = [s for s in stats if np.isfinite(s[0])]
+        if fin:
+            ax.plot([s[0] for s in fin], [s[1] for s in fin], "k-", lw=2, label="Bayes")
+            finite_nu.extend(s[0] for s in fin)
+        for s in stats:
+            if np.isinf(s[0]):
+                ax.axhline(s[1], color="k", ls=":", lw=1.2, label="Bayes, ν=∞")
+        _log_if_wide(ax, "x", finite_nu)
+        ax.set_xlabel("ν")
+        ax.set_ylabel("population risk")
+        ax.set_title(_setting_title(keys, setting))
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    return _save(fig, outdir, FIGURES["population"], formats)
+
+
+# ---------------------------------------------------------------- Fig 3: test risk vs alpha
+
+def finite_alpha(cols, outdir, formats=("png", "svg")):
+    fp, erm = _mask_method(cols, "fixed-point"), _mask_method(cols, "erm")
+    se = _mask_method(cols, "state-evolution")
+    if not (fp | erm | se).any():
+        raise NoData("figure finite-alpha: no rows of method fixed-point, erm or state-evolution")
+    pop = _mask_method(cols, "population") & (_at_option(cols) == "")
+    bayes = _mask_method(cols, "bayes")
+    keys = ("task", "nu", "L_pmf", "delta")
+    settings = _settings(cols, fp | erm | se, keys)
+    fig, axes = _grid(len(settings), width=7.4, height=4.0)
+    risk = _col(cols, "risk")
+    for ax, setting in zip(axes, settings):
+        here = _setting_mask(cols, keys, setting)
+        alphas = []
+        tuned_any = False
+        for act in _activations(cols, (fp | erm) & here):
+            colour = COLOURS.get(act)
+            this = here & (cols["activation"] == act)
+            curve, several = _tuned(cols, fp & this)
+            tuned_any |= several
+            if curve:
+                line, = ax.plot([c[0] for c in curve], [c[1] for c in curve], "-", color=colour,
+                                label=f"{act}: fixed point")
+                colour = line.get_color()
+                alphas.extend(c[0] for c in curve)
+            points, several = _tuned(cols, erm & this)
+            tuned_any |= several
+            if points:
+                stderr = _col(cols, "test_risk_stderr")
+                err = []
+                for p in points:
+                    if np.isfinite(p[2]):
+                        err.append(p[2])
+                    else:  # one run: its own standard error, if the method reported one
+                        m = erm & this & _equal_mask(_col(cols, "alpha"), p[0]) & _equal_mask(_col(cols, "r_k"), p[6])
+                        err.append(float(np.nanmean(stderr[m])) if np.isfinite(stderr[m]).any() else 0.0)
+                bars = ax.errorbar([p[0] for p in points], [p[1] for p in points], yerr=err, fmt="o", ms=4,
+                                   capsize=3, color=colour, label=f"{act}: ERM")
+                colour = bars.lines[0].get_color()
+                alphas.extend(p[0] for p in points)
+            limit = _mean_by(np.zeros(_n(cols))[pop & this], risk[pop & this])
+            if limit:
+                ax.axhline(limit[0][1], color=colour, ls="--", lw=1, label=f"{act}: α → ∞")
+        curve = _mean_by(_col(cols, "alpha")[se & here], _col(cols, "test_risk")[se & here])
+        if curve:
+            ax.plot([c[0] for c in curve], [c[1] for c in curve], "k-", lw=2, label="Bayes-optimal")
+            alphas.extend(c[0] for c in curve)
+        limit_source = (bayes & here, risk) if (bayes & here).any() else (pop & here, _col(cols, "bayes_risk"))
+        limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
+        if limit:
+            ax.axhline(limit[0][1], color="k", ls="--", lw=1, label="Bayes, α → ∞")
+        _log_if_wide(ax, "x", alphas)
+        ax.set_xlabel("α = N/D")
+        ax.set_ylabel("test risk")
+        ax.set_title(_setting_title(keys, setting) + (" (best r per α)" if tuned_any else ""))
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        ax.grid(alpha=0.3)
+    return _save(fig, outdir, FIGURES["finite-alpha"], formats)
+
+
+# ---------------------------------------------------------------- Fig 4: order parameters
+
+def order_parameter_values(cols):
+    """The seven plotted quantities per row: m_kk, m_kv, m_vk, m_vv and R = Q - M^T M
+    (THEORY.md §0; M rows = teacher, columns = student)."""
+    g = {k: _col(cols, "order_parameters_" + k) for k in ("m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv")}
+    return {
+        "m_kk": g["m_kk"], "m_kv": g["m_kv"], "m_vk": g["m_vk"], "m_vv": g["m_vv"],
+        "R_kk": g["q_kk"] - g["m_kk"] ** 2 - g["m_kv"] ** 2,
+        "R_kv": g["q_kv"] - g["m_kk"] * g["m_vk"] - g["m_kv"] * g["m_vv"],
+        "R_vv": g["q_vv"] - g["m_vk"] ** 2 - g["m_vv"] ** 2,
+    }
+
+
+def order_parameters(cols, outdir, formats=("png", "svg")):
+    erm, fp = _mask_method(cols, "erm"), _mask_method(cols, "fixed-point")
+    values = order_parameter_values(cols)
+    has = np.isfinite(values["m_kk"])
+    if not ((erm | fp) & has).any():
+        raise NoData("figure order-parameters: no erm or fixed-point rows with order parameters")
+    # The settings are those of the simulations (gradient-flow runs); the fixed point is drawn
+    # where it matches one (same task, nu, L, delta, r, activation). Without ERM rows: the theory.
+    keys = ("task", "nu", "L_pmf", "delta", "r_k", "r_v")
+    source = erm & has if (erm & has).any() else fp & has
+    settings = _settings(cols, source, keys)
+    alpha = _col(cols, "alpha")
+    several_alpha = len(_unique(alpha[source])) > 1
+    styles = ["-", "--", "-.", ":"]
+    handles = {}
+
+    def remember(artist, label):
+        handles.setdefault(label, artist)
+
+    if several_alpha:
+        # One panel per quantity, x = alpha; colour = activation, line style = setting.
+        fig, axes = _grid(len(ORDER_PARAMETERS) + 1, width=4.0, height=3.2)
+        legend_ax = axes.pop()
+        for ax, name in zip(axes, ORDER_PARAMETERS):
+            for i, setting in enumerate(settings):
+                here = _setting_mask(cols, keys, setting) & has
+                suffix = "" if len(settings) == 1 else f" [{_setting_title(keys, setting)}]"
+                for act in _activations(cols, (erm | fp) & here):
+                    this = here & (cols["activation"] == act)
+                    colour = COLOURS.get(act, "tab:gray")
+                    stats = _mean_by(alpha[erm & this], values[name][erm & this])
+                    if stats:
+                        x = np.array([s[0] for s in stats])
+                        y = np.array([s[1] for s in stats])
+                        lo, hi = y - np.array([s[3] for s in stats]), np.array([s[4] for s in stats]) - y
+                        remember(ax.errorbar(x, y, yerr=[lo, hi], fmt="o", ms=4, capsize=3, color=colour),
+                                 f"{act}: ERM (mean, min–max){suffix}")
+                    theory = _mean_by(alpha[fp & this], values[name][fp & this])
+                    if theory:
+                        line, = ax.plot([s[0] for s in theory], [s[1] for s in theory], styles[i % len(styles)],
+                                        color=colour)
+                        remember(line, f"{act}: fixed point{suffix}")
+            _log_if_wide(ax, "x", alpha[(erm | fp) & has])
+            _readable_y(ax)
+            ax.set_xlabel("α")
+            ax.set_title(LABELS[name])
+            ax.grid(alpha=0.3)
+        legend_ax.axis("off")
+        legend_ax.legend(list(handles.values()), list(handles.keys()), loc="center", fontsize=7)
+    else:
+        # One panel per setting: the seven quantities side by side, mean with min-max bars.
+        fig, axes = _grid(len(settings), width=7.5, height=3.8)
+        positions = np.arange(len(ORDER_PARAMETERS))
+        for ax, setting in zip(axes, settings):
+            handles = {}
+            here = _setting_mask(cols, keys, setting) & has
+            acts = _activations(cols, source & here)
+            width = 0.8 / max(len(acts), 1)
+            for j, act in enumerate(acts):
+                this = here & (cols["activation"] == act)
+                shift = positions - 0.4 + width * (j + 0.5)
+                colour = COLOURS.get(act, "tab:gray")
+                if (erm & this).any():
+                    mean = np.array([_nanmean(values[n][erm & this]) for n in ORDER_PARAMETERS])
+                    lo = mean - np.array([np.nanmin(values[n][erm & this]) for n in ORDER_PARAMETERS])
+                    hi = np.array([np.nanmax(values[n][erm & this]) for n in ORDER_PARAMETERS]) - mean
+                    runs = int((erm & this).sum())
+                    remember(ax.errorbar(shift, mean, yerr=[lo, hi], fmt="o", ms=5, capsize=4, color=colour),
+                             f"{act}: ERM, {runs} run(s) (mean, min–max)")
+                theory_rows = fp & this & _equal_mask(alpha, _unique(alpha[source & this])[0])
+                if theory_rows.any():
+                    theory = np.array([_nanmean(values[n][theory_rows]) for n in ORDER_PARAMETERS])
+                    line, = ax.plot(shift, theory, "_", ms=14, mew=2, color=colour)
+                    remember(line, f"{act}: fixed point")
+            ax.axhline(0, color="0.6", lw=0.8)
+            ax.set_xticks(positions)
+            ax.set_xticklabels([LABELS[n] for n in ORDER_PARAMETERS])
+            a = _unique(alpha[source & here])
+            ax.set_title(_setting_title(keys, setting) + (f", α={a[0]:g}" if a and np.isfinite(a[0]) else ""))
+            ax.legend(list(handles.values()), list(handles.keys()), fontsize=7, loc="upper left",
+                      bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+            ax.grid(alpha=0.3, axis="y")
+    return _save(fig, outdir, FIGURES["order-parameters"], formats)
+
+
+# ---------------------------------------------------------------- Fig 5: minimal vs mismatched
+
+def _student_label(at):
+    """'m_kk=2,q_kk=4,m_vv=1,q_vv=1' -> 'k = 2 k*, v = v*' when it is of that form."""
+    values = {}
+    for item in at.split(","):
+        k, _, v = item.partition("=")
+        try:
+            values[k.strip()] = float(v)
+        except ValueError:
+            return at
+    c, mv = values.get("m_kk", 0.0), values.get("m_vv", 0.0)
+    others = {k: v for k, v in values.items() if k not in ("m_kk", "q_kk", "m_vv", "q_vv")}
+    if not any(others.values()) and math.isclose(values.get("q_kk", 0.0), c * c) and \
+            math.isclose(values.get("q_vv", 0.0), mv * mv):
+        v_text = "v*" if mv == 1 else f"{mv:g} v*"
+        return f"k = {c:g} k*, v = {v_text}"
+    return at
+
+
+def mismatched(cols, outdir, formats=("png", "svg")):
+    pop = _mask_method(cols, "population")
+    at = _at_option(cols)
+    fixed = pop & (at != "")
+    if not fixed.any():
+        raise NoData("figure mismatched: no rows of method population with the `at` option (fixed students)")
+    minimal = pop & (at == "")
+    bayes = _mask_method(cols, "bayes")
+    keys = ("task", "L_pmf", "delta", "activation")
+    settings = _settings(cols, fixed, keys)
+    fig, axes = _grid(len(settings))
+    nu, risk = _col(cols, "nu"), _col(cols, "risk")
+    for ax, setting in zip(axes, settings):
+        here = _setting_mask(cols, keys, setting)
+        xs = []
+        stats = _mean_by(nu[minimal & here], risk[minimal & here])
+        stats = [s for s in stats if np.isfinite(s[0])]
+        if stats:
+            ax.plot([s[0] for s in stats], [s[1] for s in stats], "-", lw=2, color=COLOURS.get(setting[3]),
+                    label=f"{setting[3]}: minimal")
+            xs.extend(s[0] for s in stats)
+        styles = ["--", "-.", ":", (0, (5, 1, 1, 1))]
+        for i, student in enumerate(_unique(at[fixed & here])):
+            m = fixed & here & (at == student)
+            stats = [s for s in _mean_by(nu[m], risk[m]) if np.isfinite(s[0])]
+            if stats:
+                ax.plot([s[0] for s in stats], [s[1] for s in stats], linestyle=styles[i % len(styles)], marker=".",
+                        label=_student_label(student))
+                xs.extend(s[0] for s in stats)
+        bayes_here = bayes & _setting_mask(cols, keys[:3], setting[:3])
+        source, values = (bayes_here, risk) if bayes_here.any() else (minimal & here, _col(cols, "bayes_risk"))
+        stats = [s for s in _mean_by(nu[source], values[source]) if np.isfinite(s[0])]
+        if stats:
+            ax.plot([s[0] for s in stats], [s[1] for s in stats], "k-", lw=1, label="Bayes")
+        _log_if_wide(ax, "x", xs)
+        ax.set_xlabel("ν")
+        ax.set_ylabel("population risk")
+        ax.set_title(_setting_title(keys[:3], setting[:3]))
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    return _save(fig, outdir, FIGURES["mismatched"], formats)
+
+
+DRAW = {"population": population, "finite-alpha": finite_alpha, "order-parameters": order_parameters,
+        "mismatched": mismatched}
+
+
+def draw(cols, figure, outdir, formats=("png", "svg")):
+    """Draws one figure (a key of FIGURES); returns the written paths. Raises NoData."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    if figure not in DRAW:
+        raise ValueError(f"unknown figure {figure!r} (expected {', '.join(DRAW)})")
+    if _n(cols) == 0:
+        raise NoData(f"figure {figure}: the archive has no points")
+    return DRAW[figure](cols, outdir, tuple(formats))

@@ -1,0 +1,58 @@
+"""python3 -m slr_sweep.plot ARCHIVE --figure NAME -o OUTDIR: the command behind `slr-sweep plot`.
+Exit codes: 0 ok, 2 bad input / no data for the figure, 3 a missing Python package."""
+import argparse
+import sys
+
+PROG = "slr-sweep plot"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser.add_argument("archive")
+    parser.add_argument("--figure", required=True,
+                        choices=["population", "finite-alpha", "order-parameters", "mismatched", "all"])
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--formats", default="png,svg")
+    parser.add_argument("--point-ids", help="file with the point ids to plot, one per line")
+    args = parser.parse_args(argv)
+    try:
+        import h5py  # noqa: F401
+        import matplotlib  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError as e:
+        print(f"{PROG}: error: Python package {e.name!r} is missing for {sys.executable} "
+              "(Debian: apt-get install python3-numpy python3-h5py python3-matplotlib; "
+              "or set SLR_PYTHON to an interpreter that has them)", file=sys.stderr)
+        return 3
+    from . import figures
+    from .archive import load_columns
+
+    point_ids = None
+    if args.point_ids:
+        with open(args.point_ids) as f:
+            point_ids = [int(line) for line in f if line.strip()]
+    try:
+        cols = load_columns(args.archive, point_ids)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"{PROG}: error: {args.archive}: cannot read the archive: {e}", file=sys.stderr)
+        return 2
+    formats = [f for f in args.formats.split(",") if f]
+    names = list(figures.FIGURES) if args.figure == "all" else [args.figure]
+    written, missing = [], []
+    for name in names:
+        try:
+            written += figures.draw(cols, name, args.output, formats)
+        except figures.NoData as e:
+            missing.append(str(e))
+    for path in written:
+        print(path)
+    if not written:
+        print(f"{PROG}: error: --figure: " + "; ".join(missing), file=sys.stderr)
+        return 2
+    for m in missing:
+        print(f"{PROG}: note: skipped {m}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+#include "slr/query/table.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+
+#include "slr/archive/reader.hpp"
+#include "slr/grid/point.hpp"
+
+namespace slr::query {
+
+column column::make(std::string name, column_kind kind, bool is_result) {
+  column c;
+  c.name = std::move(name);
+  c.kind = kind;
+  c.is_result = is_result;
+  return c;
+}
+
+std::size_t column::size() const noexcept {
+  switch (kind) {
+  case column_kind::number: return numbers.size();
+  case column_kind::integer: return integers.size();
+  case column_kind::text: return texts.size();
+  }
+  return 0;
+}
+
+std::string column::cell_text(std::size_t row) const {
+  switch (kind) {
+  case column_kind::number: return grid::format_number(numbers[row]);
+  case column_kind::integer: return std::to_string(integers[row]);
+  case column_kind::text: return texts[row];
+  }
+  return {};
+}
+
+bool column::same(std::size_t a, std::size_t b) const {
+  switch (kind) {
+  case column_kind::number: {
+    const double x = numbers[a], y = numbers[b];
+    return x == y || (std::isnan(x) && std::isnan(y));
+  }
+  case column_kind::integer: return integers[a] == integers[b];
+  case column_kind::text: return texts[a] == texts[b];
+  }
+  return false;
+}
+
+bool column::less(std::size_t a, std::size_t b) const {
+  switch (kind) {
+  case column_kind::number: {
+    const double x = numbers[a], y = numbers[b];
+    // NaN sorts last (and equal to NaN) so that the order stays strict-weak.
+    return std::make_tuple(std::isnan(x), std::isnan(x) ? 0.0 : x) < std::make_tuple(std::isnan(y), std::isnan(y) ? 0.0 : y);
+  }
+  case column_kind::integer: return integers[a] < integers[b];
+  case column_kind::text: return texts[a] < texts[b];
+  }
+  return false;
+}
+
+const column* table::find(std::string_view name) const noexcept {
+  for (const auto& c : columns)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const column& table::at(std::string_view name, std::string_view argument) const {
+  if (const auto* c = find(name)) return *c;
+  std::string known;
+  for (const auto& c : columns) known += (known.empty() ? "" : ", ") + c.name;
+  throw std::invalid_argument(std::string(argument) + ": unknown column '" + std::string(name) + "' (known: " + known +
+                              ")");
+}
+
+std::vector<std::string> table::names() const {
+  std::vector<std::string> out;
+  out.reserve(columns.size());
+  for (const auto& c : columns) out.push_back(c.name);
+  return out;
+}
+
+table table::take(const std::vector<std::size_t>& rows) const {
+  table out;
+  out.columns.reserve(columns.size());
+  for (const auto& c : columns) {
+    column copy;
+    copy.name = c.name;
+    copy.kind = c.kind;
+    copy.is_result = c.is_result;
+    for (const auto r : rows) {
+      switch (c.kind) {
+      case column_kind::number: copy.numbers.push_back(c.numbers[r]); break;
+      case column_kind::integer: copy.integers.push_back(c.integers[r]); break;
+      case column_kind::text: copy.texts.push_back(c.texts[r]); break;
+      }
+    }
+    out.columns.push_back(std::move(copy));
+  }
+  return out;
+}
+
+table table::select(const std::vector<std::string>& names, std::string_view argument) const {
+  table out;
+  for (const auto& name : names) out.columns.push_back(at(name, argument));
+  return out;
+}
+
+const std::vector<std::string>& parameter_columns() {
+  static const std::vector<std::string> names = {"method", "task",  "nu",  "L",   "L_pmf",   "delta", "activation",
+                                                 "erf_offset", "alpha", "r_k", "r_v", "options", "repeat"};
+  return names;
+}
+
+table from_rows(const std::vector<archive::point_row>& rows) {
+  table t;
+  const auto add_number = [&](const char* name, auto get) {
+    auto c = column::make(name, column_kind::number);
+    c.numbers.reserve(rows.size());
+    for (const auto& r : rows) c.numbers.push_back(static_cast<double>(get(r)));
+    t.columns.push_back(std::move(c));
+  };
+  const auto add_integer = [&](const char* name, auto get) {
+    auto c = column::make(name, column_kind::integer);
+    c.integers.reserve(rows.size());
+    for (const auto& r : rows) c.integers.push_back(get(r));
+    t.columns.push_back(std::move(c));
+  };
+  const auto add_text = [&](const char* name, std::string archive::point_row::*field) {
+    auto c = column::make(name, column_kind::text);
+    c.texts.reserve(rows.size());
+    for (const auto& r : rows) c.texts.push_back(r.*field);
+    t.columns.push_back(std::move(c));
+  };
+  using row = archive::point_row;
+  add_integer("point_id", [](const row& r) { return r.point_id; });
+  add_number("repeat", [](const row& r) { return r.repeat; });
+  add_integer("seed", [](const row& r) { return r.seed; });
+  add_text("method", &row::method);
+  add_text("task", &row::task);
+  add_number("nu", [](const row& r) { return r.nu; });
+  add_number("L", [](const row& r) { return r.L; });
+  add_text("L_pmf", &row::L_pmf);
+  add_number("delta", [](const row& r) { return r.delta; });
+  add_text("activation", &row::activation);
+  add_number("erf_offset", [](const row& r) { return r.erf_offset; });
+  add_number("alpha", [](const row& r) { return r.alpha; });
+  add_number("r_k", [](const row& r) { return r.r_k; });
+  add_number("r_v", [](const row& r) { return r.r_v; });
+  add_text("options", &row::options);
+  add_text("status", &row::status);
+  add_text("message", &row::message);
+  add_number("run_index", [](const row& r) { return r.run_index; });
+  add_number("completed_unix", [](const row& r) { return r.completed_unix; });
+
+  // Result columns: the union of value names, in first-seen order (archive order).
+  std::vector<std::string> value_names;
+  std::unordered_map<std::string, std::size_t> index;
+  for (const auto& r : rows)
+    for (const auto& n : r.value_names)
+      if (index.emplace(n, value_names.size()).second) value_names.push_back(n);
+  const std::size_t first = t.columns.size();
+  for (const auto& n : value_names) {
+    auto c = column::make(n, column_kind::number);
+    c.is_result = true;
+    c.numbers.assign(rows.size(), std::nan(""));
+    t.columns.push_back(std::move(c));
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t v = 0; v < rows[i].value_names.size() && v < rows[i].values.size(); ++v)
+      t.columns[first + index.at(rows[i].value_names[v])].numbers[i] = rows[i].values[v];
+  return t;
+}
+
+table load_archive(const std::filesystem::path& path) { return from_rows(archive::reader(path).points()); }
+
+} // namespace slr::query

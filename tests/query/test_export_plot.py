@@ -1,0 +1,165 @@
+"""Script test: export (CSV and HDF5 grid read back by h5py), query from the CLI, plot, and the
+Python reader, on an archive with known contents (tests/query/synthetic_archive.cpp).
+usage: test_export_plot.py MAKE_SYNTHETIC_ARCHIVE PYTHON_SOURCE_DIR   (env SLR_SWEEP = slr-sweep)"""
+import csv
+import io
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+make_archive, python_dir = sys.argv[1], sys.argv[2]
+sys.path.insert(0, python_dir)
+import slr_sweep  # noqa: E402
+
+sweep = os.environ["SLR_SWEEP"]
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def run(*args, expect=0):
+    result = subprocess.run([sweep, *args], capture_output=True, text=True)
+    check(result.returncode == expect,
+          f"{' '.join(args)}: exit {result.returncode}, expected {expect}; stderr: {result.stderr.strip()}")
+    return result
+
+
+def fixed_point_risk(activation, alpha, r):  # as in synthetic_archive.cpp
+    base = 0.48 if activation == "softmax" else 0.6
+    best_r = 1.0 if alpha < 2 else 0.1
+    return base + 0.5 / (1 + alpha) + 0.1 * abs(math.log10(r) - math.log10(best_r))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    archive = os.path.join(tmp, "synthetic.h5")
+    subprocess.run([make_archive, archive], check=True)
+    total = 20 + 5 + 6 + 10 + 15 + 4 + 12
+
+    # --- the Python reader
+    cols = slr_sweep.load(archive, as_dict=True)
+    check(len(cols["point_id"]) == total, f"load: {len(cols['point_id'])} rows, expected {total}")
+    check(set(cols["method"]) == {"population", "bayes", "fixed-point", "state-evolution", "erm"}, "load: methods")
+    table = slr_sweep.load(archive)  # DataFrame when pandas is installed
+    check(len(table["point_id"]) == total, "load (default container)")
+    try:
+        import pandas
+    except ImportError:
+        pass
+    else:
+        check(isinstance(table, pandas.DataFrame), "load returns a DataFrame when pandas is installed")
+        erm = table[(table.method == "erm") & (table.activation == "softmax") & (table.alpha == 4.0)]
+        check(len(erm) == 3 and abs(erm.test_risk.mean() - fixed_point_risk("softmax", 4.0, 0.1)) < 1e-12,
+              "DataFrame selection")
+
+    # --- export --format grid, read back with h5py
+    grid = os.path.join(tmp, "grid.h5")
+    run("export", archive, "--format", "grid", "-o", grid, "--where", "method=fixed-point")
+    with h5py.File(grid, "r") as f:
+        risk = f["test_risk"]
+        check(risk.shape == (2, 4, 2, 2), f"grid shape {risk.shape}")
+        names = [risk.dims[i].label for i in range(risk.ndim)]
+        check(names == ["activation", "alpha", "r_k", "r_v"], f"dimension labels {names}")
+        scales = [risk.dims[i][0].name for i in range(risk.ndim)]
+        check(scales == ["/activation", "/alpha", "/r_k", "/r_v"], f"dimension scales {scales}")
+        activation = [a.decode() if isinstance(a, bytes) else a for a in f["activation"][:]]
+        check(activation == ["linear", "softmax"], f"activation coordinate {activation}")
+        check(list(f["alpha"][:]) == [0.5, 1.0, 2.0, 4.0], f"alpha coordinate {list(f['alpha'][:])}")
+        check(list(f["r_k"][:]) == [0.1, 1.0], "r_k coordinate")
+        values = risk[:]
+        expected = np.full((2, 4, 2, 2), np.nan)
+        for i, act in enumerate(activation):
+            for j, alpha in enumerate(f["alpha"][:]):
+                for k, r in enumerate(f["r_k"][:]):
+                    if not (act == "linear" and alpha == 4.0 and r == 0.1):
+                        expected[i, j, k, k] = fixed_point_risk(act, alpha, r)
+        check(np.array_equal(np.isnan(values), np.isnan(expected)), "NaN pattern of the grid")
+        check(np.allclose(values[~np.isnan(values)], expected[~np.isnan(expected)], rtol=0, atol=1e-15),
+              "grid values")
+        check(int(np.isnan(values).sum()) == 17, f"{int(np.isnan(values).sum())} NaN cells, expected 17")
+        text = [s.decode() if isinstance(s, bytes) else s for s in (f["status"][1, 3, 0, 0], f["status"][0, 3, 0, 0])]
+        check(text == ["ok", ""], f"status variable {text} (softmax and the linear hole at alpha = 4, r = 0.1)")
+        check(f.attrs["task"] in ("spiked", b"spiked"), "constant parameters as attributes")
+        check("order_parameters_m_kk" in f and "risk" not in f, "observables: result columns with values only")
+        with h5py.File(archive, "r") as source:
+            check(f.attrs["job_fingerprint"] == source.attrs["job_fingerprint"], "provenance: job fingerprint")
+
+    # xarray reads the named dimensions (only where python3-xarray and python3-h5netcdf are installed)
+    try:
+        import xarray
+        import h5netcdf  # noqa: F401
+    except ImportError:
+        print("note: xarray/h5netcdf not installed; skipping the xarray check")
+    else:
+        with xarray.open_dataset(grid, engine="h5netcdf") as ds:
+            check(ds["test_risk"].dims == ("activation", "alpha", "r_k", "r_v"), f"xarray dims {ds['test_risk'].dims}")
+            value = float(ds["test_risk"].sel(activation="softmax", alpha=4.0, r_k=0.1, r_v=0.1))
+            check(abs(value - fixed_point_risk("softmax", 4.0, 0.1)) < 1e-15, f"xarray value {value}")
+
+    # --- export --format csv: every column, one row per point
+    out_csv = os.path.join(tmp, "points.csv")
+    run("export", archive, "--format", "csv", "-o", out_csv)
+    with open(out_csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == total, f"csv rows {len(rows)}")
+    check("order_parameters_q_vv" in rows[0] and "options" in rows[0], "csv columns")
+
+    # --- query from the CLI
+    result = run("query", archive, "--where", "method=fixed-point,status=ok", "--min-over", "r_k,r_v",
+                 "--columns", "activation,alpha,test_risk", "--format", "csv")
+    best = list(csv.DictReader(io.StringIO(result.stdout)))
+    check(len(best) == 8, f"query --min-over rows {len(best)}")
+    for row in best:
+        alpha, r = float(row["alpha"]), float(row["r_k"])
+        check(r == (1.0 if alpha < 2 else 0.1) or (row["activation"] == "linear" and alpha == 4.0),
+              f"min-over winner {row}")
+        check(abs(float(row["test_risk"]) - fixed_point_risk(row["activation"], alpha, r)) < 1e-12, f"risk {row}")
+    result = run("query", archive, "--where", "method=erm", "--group-by", "activation,alpha",
+                 "--columns", "test_risk", "--format", "jsonl")
+    import json
+
+    groups = [json.loads(line) for line in result.stdout.splitlines()]
+    check(len(groups) == 4 and all(g["count"] == 3 for g in groups), f"group-by {groups}")
+    for g in groups:
+        check(abs(g["test_risk_mean"] - fixed_point_risk(g["activation"], g["alpha"], 0.1)) < 1e-12, f"mean {g}")
+        check(abs(g["test_risk_std"] - 0.01) < 1e-12, f"std {g}")
+    # Bad input: exit 2, one line naming the argument.
+    for args, name in [(["query", archive, "--where", "colour=red"], "--where"),
+                       (["query", archive, "--format", "xml"], "--format"),
+                       (["query", archive, "--status", "fine"], "--status"),
+                       (["query", os.path.join(tmp, "missing.h5")], "missing.h5"),
+                       (["export", archive, "--format", "netcdf", "-o", grid], "--format"),
+                       (["plot", archive, "--figure", "fig9", "-o", tmp], "--figure")]:
+        result = run(*args, expect=2)
+        lines = result.stderr.strip().splitlines()
+        check(len(lines) == 1 and name in lines[0], f"{args}: error message {result.stderr!r}")
+
+    # --- plot: every figure, PNG and SVG
+    figures = os.path.join(tmp, "figures")
+    for figure, stem in [("population", "fig2_population"), ("finite-alpha", "fig3_finite_alpha"),
+                         ("order-parameters", "fig4_order_parameters"), ("mismatched", "fig5_mismatched")]:
+        run("plot", archive, "--figure", figure, "-o", figures)
+        png, svg = os.path.join(figures, stem + ".png"), os.path.join(figures, stem + ".svg")
+        check(os.path.exists(png) and os.path.getsize(png) > 1000, f"{png} missing or empty")
+        check(os.path.exists(svg) and os.path.getsize(svg) > 1000, f"{svg} missing or empty")
+        if os.path.exists(png):
+            with open(png, "rb") as f:
+                check(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{png} is not a PNG")
+        if os.path.exists(svg):
+            with open(svg) as f:
+                check("<svg" in f.read(), f"{svg} is not an SVG")
+    # A filter that leaves no data for the figure is bad input.
+    run("plot", archive, "--figure", "mismatched", "-o", figures, "--where", "method=erm", expect=2)
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("all checks passed")
