@@ -41,7 +41,7 @@ std::string progress_meter::line(const progress_state& s) const {
   const double percent = s.total > 0 ? 100.0 * static_cast<double>(s.done) / static_cast<double>(s.total) : 100.0;
   std::ostringstream text;
   text << s.done << "/" << s.total << " points (" << std::fixed << std::setprecision(1) << percent << "%), "
-       << s.failed << " failed, " << std::setprecision(rate < 10 ? 2 : 0) << rate << " points/s, elapsed "
+       << s.failed << " failed or timed out, " << std::setprecision(rate < 10 ? 2 : 0) << rate << " points/s, elapsed "
        << format_duration(elapsed) << ", ETA " << format_duration(eta);
   return text.str();
 }

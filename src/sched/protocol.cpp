@@ -81,6 +81,20 @@ void send_report(const boost::mpi::communicator& comm, const report& message) {
   comm.send(0, tag_report, bytes.data(), static_cast<int>(bytes.size()));
 }
 
+report_in_flight::report_in_flight(const boost::mpi::communicator& comm, const report& message)
+    : bytes_(std::make_shared<std::string>(encode(message))),
+      request_(comm.isend(0, tag_report, bytes_->data(), static_cast<int>(bytes_->size()))) {}
+
+bool report_in_flight::done() {
+  if (!done_) done_ = request_.test().has_value();
+  return done_;
+}
+
+void report_in_flight::wait() {
+  if (!done_) request_.wait();
+  done_ = true;
+}
+
 std::optional<incoming_report> try_receive_report(const boost::mpi::communicator& comm) {
   const auto status = comm.iprobe(boost::mpi::any_source, tag_report);
   if (!status) return std::nullopt;

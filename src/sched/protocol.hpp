@@ -8,11 +8,13 @@
 //     goodbye flags); the coordinator probes for its size, then receives it.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/mpi/communicator.hpp>
+#include <boost/mpi/request.hpp>
 
 #include "slr/grid/result_record.hpp"
 
@@ -53,6 +55,18 @@ void send_order(const boost::mpi::communicator& comm, int worker, const order& m
 std::optional<order> try_receive_order(const boost::mpi::communicator& comm);
 
 void send_report(const boost::mpi::communicator& comm, const report& message);
+/// A report on its way (non-blocking send): keep it until done() says the buffer is free.
+class report_in_flight {
+public:
+  report_in_flight(const boost::mpi::communicator& comm, const report& message);
+  [[nodiscard]] bool done(); ///< tests the request (and drives MPI progress)
+  void wait();
+
+private:
+  std::shared_ptr<std::string> bytes_;
+  boost::mpi::request request_;
+  bool done_ = false;
+};
 struct incoming_report {
   int source = 0;
   report message;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -113,6 +114,7 @@ int run_worker(const boost::mpi::communicator& comm, const std::vector<grid::wor
   bool draining = false;
   bool drained_sent = false;
   bool signal_forwarded = false;
+  std::list<protocol::report_in_flight> in_flight;
   int exit_code = -1;
   auto poll = std::chrono::microseconds(20);
   while (exit_code < 0) {
@@ -179,12 +181,16 @@ int run_worker(const boost::mpi::communicator& comm, const std::vector<grid::wor
       outgoing.stop_signal = stop_signal();
       signal_forwarded = true;
     }
-    if (!outgoing.empty()) protocol::send_report(comm, outgoing);
+    // Non-blocking: a large report goes by rendezvous, and a blocking send would spin in MPI
+    // (taking the core from the solver thread) while the coordinator is busy with an fsync.
+    if (!outgoing.empty()) in_flight.emplace_back(comm, outgoing);
+    std::erase_if(in_flight, [](protocol::report_in_flight& r) { return r.done(); });
     if (exit_code >= 0) break;
     if (activity) {
       poll = std::chrono::microseconds(20);
       continue;
     }
+    if (!in_flight.empty()) poll = std::min(poll, std::chrono::microseconds(100)); // keep the sends moving
     // Idle: wait for the solver (woken at once) or poll MPI with a growing interval.
     std::unique_lock lock(shared->mutex);
     shared->main_wakeup.wait_for(lock, poll, [&] { return !shared->results.empty() || !shared->released.empty(); });
@@ -207,6 +213,7 @@ int run_worker(const boost::mpi::communicator& comm, const std::vector<grid::wor
     goodbye.released = std::move(shared->released);
   }
   if (solver.joinable()) solver.join();
+  for (auto& report : in_flight) report.wait();
   goodbye.goodbye = true;
   protocol::send_report(comm, goodbye);
   return exit_code;

@@ -85,7 +85,7 @@ TEST(Progress, LineCountsPointsFailuresAndEta) {
   state.done_cost = 10;
   const auto text = meter.line(state);
   EXPECT_NE(text.find("50/200 points (25.0%)"), std::string::npos) << text;
-  EXPECT_NE(text.find("2 failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 failed or timed out"), std::string::npos) << text;
   EXPECT_NE(text.find("ETA 0s"), std::string::npos) << text; // all estimated cost is done
   meter.update(state);
   EXPECT_TRUE(out.str().empty()); // log lines only every interval

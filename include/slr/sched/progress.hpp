@@ -26,7 +26,7 @@ public:
   void update(const progress_state& state);
   /// Prints the final line (always).
   void finish(const progress_state& state, const std::string& note);
-  /// The text of one progress line, e.g. "1200/5000 points (24.0%), 3 failed, 410.2 points/s, ETA 9 s".
+  /// The text of one progress line, e.g. "1200/5000 points (24.0%), 3 failed or timed out, 410 points/s, elapsed 3s, ETA 9s".
   [[nodiscard]] std::string line(const progress_state& state) const;
 
   /// True if the file descriptor of stderr is a terminal.
