@@ -387,10 +387,17 @@ private:
     if (axes.activation.empty()) axes.activation = {model::activation_kind::softmax};
     if (axes.erf_offset.empty()) axes.erf_offset = {0.0};
     if (method.finite_alpha) {
-      for (const char* name : {"alpha", "r_k", "r_v"})
-        if (!given.contains(name))
+      for (const char* name : {"alpha", "r_k", "r_v"}) {
+        const bool needed = std::string_view(name) == "alpha" || method.uses_regularisation;
+        if (needed && !given.contains(name))
           fail(entry, std::string("grid axis '") + name + "' is required by finite-alpha method " + method.name +
                           " (set it in [grid] or in this entry's grid)");
+      }
+      // A finite-α method without an ERM penalty (state evolution) ignores r: one NaN value when
+      // absent; given values collapse in expand(), as complete_point clears them.
+      if (!method.uses_regularisation)
+        for (auto* axis : {&axes.r_k, &axes.r_v})
+          if (axis->empty()) axis->push_back(grid::not_set);
     } else {
       // Population-level methods ignore α and r: one NaN value (complete_point clears them anyway).
       for (auto* axis : {&axes.alpha, &axes.r_k, &axes.r_v})

@@ -119,6 +119,60 @@ name = "bayes"
   for (const auto& u : units) EXPECT_TRUE(std::isnan(u.points[0].point.alpha));
 }
 
+TEST(JobParse, StateEvolutionNeedsAlphaButNoRegularisation) {
+  // The Bayes-optimal state evolution has no penalty: r may be absent, and shared r values
+  // collapse (complete_point clears them), so each α gives one point.
+  const auto without_r = parse_job(R"(
+name = "se"
+seed = 3
+[[method]]
+name = "state-evolution"
+samples = 1000
+grid = { alpha = [1.0, 2.0] }
+)",
+                                   "se");
+  EXPECT_EQ(point_count(expand(without_r)), 2u);
+  const auto shared_r = parse_job(R"(
+name = "se"
+seed = 3
+[grid]
+alpha = [1.0, 2.0]
+r_k = [0.1, 1.0]
+r_v = [0.1, 1.0]
+zip = [["r_k", "r_v"]]
+[[method]]
+name = "state-evolution"
+samples = 1000
+[[method]]
+name = "fixed-point"
+samples = 1000
+)",
+                                  "se");
+  const auto units = expand(shared_r);
+  std::size_t state_evolution = 0, fixed_point = 0;
+  for (const auto& u : units)
+    for (const auto& p : u.points) {
+      if (p.point.method == "state-evolution") {
+        ++state_evolution;
+        EXPECT_TRUE(std::isnan(p.point.r_k));
+      } else {
+        ++fixed_point;
+      }
+    }
+  EXPECT_EQ(state_evolution, 2u);
+  EXPECT_EQ(fixed_point, 4u);
+  // The fixed point still requires r.
+  EXPECT_THROW(parse_job(R"(
+name = "fp"
+seed = 3
+[[method]]
+name = "fixed-point"
+grid = { alpha = 1.0 }
+)",
+                         "fp"),
+               job_error);
+}
+
 TEST(JobIdentity, IndependentOfValueOrderCommentsAndName) {
   const auto a = parse_job("name = \"a\"\nseed = 5\n[grid]\nnu = [1, 4]\n[[method]]\nname = \"bayes\"\n", "a");
   const auto b = parse_job("# comment\nname = \"b\"\nseed = 5\n[grid]\nnu = [4, 1]\n[[method]]\nname = \"bayes\"\n", "b");
