@@ -3,6 +3,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
+#include <Eigen/QR>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -59,6 +60,8 @@ void fixed_point_options::validate() const {
   if (max_iterations < 1) throw std::invalid_argument("max-iter must be >= 1");
   if (!(wall_time_limit_s > 0)) throw std::invalid_argument("the wall-time limit must be > 0");
   if (!(divergence_bound > 0)) throw std::invalid_argument("the divergence bound must be > 0");
+  if (anderson_memory < 1 || anderson_memory > 20)
+    throw std::invalid_argument("anderson-memory must be in [1, 20] (got " + std::to_string(anderson_memory) + ")");
   if (prox_max_steps < 1) throw std::invalid_argument("prox_max_steps must be >= 1");
   if (!(prox_tolerance > 0)) throw std::invalid_argument("prox_tolerance must be > 0");
   if (initial_state) {
@@ -498,6 +501,70 @@ double max_abs(const fixed_point_state& s) {
 bool finite(const fixed_point_state& s) { return s.M.allFinite() && s.Q.allFinite() && s.V.allFinite(); }
 
 Eigen::Matrix2d off_diagonal_removed(const Eigen::Matrix2d& m) { return m.diagonal().asDiagonal(); }
+
+// The state as a vector for the mixing algebra: M (4 entries), the upper triangles of Q and V.
+using state_vector = Eigen::Matrix<double, 10, 1>;
+
+state_vector pack(const fixed_point_state& s) {
+  state_vector x;
+  x << s.M(0, 0), s.M(0, 1), s.M(1, 0), s.M(1, 1), s.Q(0, 0), 0.5 * (s.Q(0, 1) + s.Q(1, 0)), s.Q(1, 1), s.V(0, 0),
+      0.5 * (s.V(0, 1) + s.V(1, 0)), s.V(1, 1);
+  return x;
+}
+
+fixed_point_state unpack(const state_vector& x) {
+  fixed_point_state s;
+  s.M << x[0], x[1], x[2], x[3];
+  s.Q << x[4], x[5], x[5], x[6];
+  s.V << x[7], x[8], x[8], x[9];
+  return s;
+}
+
+bool positive_definite(const Eigen::Matrix2d& V) { return V(0, 0) > 0 && V(1, 1) > 0 && V.determinant() > 0; }
+
+// Type-II Anderson mixing (Walker & Ni 2011) for x = G(x) with residual f = G(x) − x:
+//   γ = argmin ‖f_k − ΔF γ‖₂,  x_{k+1} = x_k + βf_k − (ΔX + βΔF)γ,
+// ΔX, ΔF the differences of the last m iterates and residuals. β = 1 would be the undamped
+// secant step; with β = η the step reduces to plain damping when the history is empty.
+class anderson_mixer {
+public:
+  anderson_mixer(int memory, double mixing) : memory_(memory), mixing_(mixing) {}
+
+  void reset() { count_ = 0, next_slot_ = 0, has_previous_ = false; }
+  [[nodiscard]] bool has_history() const noexcept { return count_ > 0; }
+
+  // Records the evaluated pair (x, f) and returns the next iterate.
+  state_vector step(const state_vector& x, const state_vector& f) {
+    if (has_previous_) {
+      // Ring buffer of the last m differences; the column order does not matter to the fit.
+      const int slot = next_slot_;
+      dx_.col(slot) = x - previous_x_;
+      df_.col(slot) = f - previous_f_;
+      next_slot_ = (next_slot_ + 1) % memory_;
+      count_ = std::min(count_ + 1, memory_);
+    }
+    previous_x_ = x, previous_f_ = f, has_previous_ = true;
+    state_vector next = x + mixing_ * f;
+    if (count_ == 0) return next;
+    const auto DF = df_.leftCols(count_);
+    // Least squares by a rank-revealing QR: the columns become nearly dependent close to
+    // convergence and in the directions the diagonal projection keeps at zero.
+    Eigen::CompleteOrthogonalDecomposition<Eigen::Matrix<double, 10, Eigen::Dynamic>> qr(DF);
+    qr.setThreshold(1e-10);
+    const Eigen::VectorXd gamma = qr.solve(f);
+    if (!gamma.allFinite()) return next;
+    next -= (dx_.leftCols(count_) + mixing_ * DF) * gamma;
+    return next;
+  }
+
+private:
+  int memory_;
+  double mixing_;
+  int count_ = 0, next_slot_ = 0;
+  bool has_previous_ = false;
+  state_vector previous_x_ = state_vector::Zero(), previous_f_ = state_vector::Zero();
+  Eigen::Matrix<double, 10, 20> dx_ = Eigen::Matrix<double, 10, 20>::Zero(), df_ = Eigen::Matrix<double, 10, 20>::Zero();
+};
 } // namespace
 
 fixed_point_solver::fixed_point_solver(model::problem problem, double alpha, double r_k, double r_v,
@@ -561,6 +628,15 @@ fixed_point_repeat fixed_point_solver::solve_once(std::uint64_t sample_seed, dou
   in.max_steps = options_.prox_max_steps;
   in.tolerance = options_.prox_tolerance;
 
+  // Anderson safeguards: a restart when the residual exceeds restart_growth × the best one so far
+  // after an extrapolation; plain damping for the rest of the solve after max_restarts.
+  constexpr double restart_growth = 2.0;
+  constexpr int max_restarts = 5;
+  bool accelerate = options_.acceleration == fixed_point_acceleration::anderson;
+  anderson_mixer mixer(options_.anderson_memory, options_.damping);
+  double best_residual = std::numeric_limits<double>::infinity();
+  state_vector best_x = pack(state), best_f = state_vector::Zero();
+
   out.status = solve_status::not_converged;
   for (int iteration = 1; iteration <= options_.max_iterations; ++iteration) {
     if (seconds_since(start) > wall_time_limit_s) {
@@ -617,9 +693,34 @@ fixed_point_repeat fixed_point_solver::solve_once(std::uint64_t sample_seed, dou
     }
     out.residual = finite(next) ? max_abs_difference(next, state) : std::numeric_limits<double>::infinity();
     const double eta = options_.damping;
-    state.M = (1 - eta) * state.M + eta * next.M;
-    state.Q = (1 - eta) * state.Q + eta * next.Q;
-    state.V = (1 - eta) * state.V + eta * next.V;
+    const state_vector x = pack(state), f = pack(next) - x;
+    // The plain damped step; also what a converged solve returns (the last damped state).
+    state_vector step = x + eta * f;
+    if (accelerate && out.residual < options_.tolerance) {
+      // converged: keep the damped step
+    } else if (accelerate && std::isfinite(out.residual)) {
+      if (mixer.has_history() && out.residual > restart_growth * best_residual) {
+        // The last extrapolation made things worse: restart from the best iterate seen, with the
+        // damped step whose residual is already known. After repeated failures, plain damping.
+        ++out.acceleration_restarts;
+        mixer.reset();
+        step = best_x + eta * best_f;
+        if (out.acceleration_restarts >= max_restarts) accelerate = false;
+      } else {
+        if (out.residual < best_residual) best_residual = out.residual, best_x = x, best_f = f;
+        const state_vector candidate = mixer.step(x, f);
+        const fixed_point_state s = unpack(candidate);
+        if (candidate.allFinite() && positive_definite(s.V) && candidate.cwiseAbs().maxCoeff() <= options_.divergence_bound) {
+          if (mixer.has_history()) ++out.accelerated_steps;
+          step = candidate;
+        } else {
+          ++out.acceleration_restarts; // inadmissible extrapolation: damped step, fresh history
+          mixer.reset();
+          if (out.acceleration_restarts >= max_restarts) accelerate = false;
+        }
+      }
+    }
+    state = unpack(step);
     if (!finite(state) || max_abs(state) > options_.divergence_bound) {
       out.status = solve_status::diverged;
       out.message = "the order parameters left the bound |M|, |Q|, |V| <= " +

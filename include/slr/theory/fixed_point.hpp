@@ -57,11 +57,20 @@ struct hat_variables {
 /// finite-ν max), stein_free at max-SLR ν = ∞ (the only valid one there).
 enum class hat_m_estimator { automatic, stein_free, tilt_score };
 
+/// Acceleration of the fixed-point iteration. none: x ← (1−η)x + ηF(x). anderson: type-II
+/// Anderson mixing over the last `anderson_memory` iterates with mixing η, safeguarded (it
+/// falls back to the damped step from the best iterate when the residual grows, rejects
+/// extrapolations with V not positive definite, and reverts to plain damping for the rest of
+/// the solve after repeated failures). Both converge to the same fixed point.
+enum class fixed_point_acceleration { none, anderson };
+
 struct fixed_point_options {
   std::size_t samples = 8000;        ///< channel MC samples S ≥ 100
   std::size_t test_samples = 100000; ///< samples of the population-risk evaluation; 0 = skip the test risk
   unsigned repeats = 3;              ///< independent solves (seeds derive_seed(seed, r)); ≥ 1
   double damping = 0.3;              ///< η in (0, 1]: x ← (1−η)x + ηF(x)
+  fixed_point_acceleration acceleration = fixed_point_acceleration::anderson;
+  int anderson_memory = 5;           ///< past iterates used by Anderson mixing, in [1, 20]
   double tolerance = 1e-4;           ///< stop when max |F(x) − x| over M, Q, V entries < tolerance (> 0)
   int max_iterations = 500;          ///< ≥ 1
   double wall_time_limit_s = std::numeric_limits<double>::infinity(); ///< for all repeats together
@@ -96,6 +105,8 @@ struct fixed_point_repeat {
   Eigen::Matrix2d M_hat_difference_stderr = Eigen::Matrix2d::Zero();
   std::size_t prox_problems = 0; ///< proximal problems solved (samples × starts × iterations)
   std::size_t newton_steps = 0;  ///< accepted Levenberg–Marquardt steps
+  int accelerated_steps = 0;     ///< iterations whose step was an Anderson extrapolation
+  int acceleration_restarts = 0; ///< Anderson safeguard interventions (history cleared)
   double channel_seconds = 0;    ///< wall time spent on the channel side
 };
 
