@@ -125,6 +125,7 @@ struct channel_inputs {
   const model::task* task = nullptr;
   const model::activation* sigma = nullptr;
   bool tilt = false; // compute the tilt-score M̂
+  bool skip_dominated_start = false;
   int max_steps = 60;
   double tolerance = 1e-9;
 };
@@ -406,10 +407,20 @@ void process_sample(std::size_t s, const channel_inputs& in, channel_sample& sam
   second.h = prox.omega;
   if (sample.has_displacement)
     for (Eigen::Index i = 0; i < n; ++i) second.h[i] += displacement[i];
-  acc.steps += static_cast<std::size_t>(prox.minimise(first, in.max_steps, in.tolerance));
+  // The warm start first. With adaptive starts, once it has converged to an objective no higher
+  // than the value at the linearised start, that start is skipped as dominated: descent from it
+  // would have to pass below the warm minimum to change the choice (measured: it then wins in ~6
+  // of 1.5e5 sample-iterations at r = 0.1, never at r = 1), and it is half the prox work.
   acc.steps += static_cast<std::size_t>(prox.minimise(second, in.max_steps, in.tolerance));
-  acc.prox += 2;
-  const auto& best = second.value < first.value ? second : first;
+  ++acc.prox;
+  const bool dominated = in.skip_dominated_start && sample.has_displacement &&
+                         second.grad.template lpNorm<Eigen::Infinity>() <= in.tolerance &&
+                         second.value <= prox.value(first.h);
+  if (!dominated) {
+    acc.steps += static_cast<std::size_t>(prox.minimise(first, in.max_steps, in.tolerance));
+    ++acc.prox;
+  }
+  const auto& best = dominated || second.value < first.value ? second : first;
   for (Eigen::Index i = 0; i < n; ++i) displacement[i] = best.h[i] - prox.omega[i];
 
   const double w = fields.weight[s];
@@ -626,6 +637,7 @@ fixed_point_repeat fixed_point_solver::solve_once(std::uint64_t sample_seed, dou
   in.sigma = activation_.get();
   in.tilt = tilt_available; // both estimators are always computed where possible (diagnostics)
   in.max_steps = options_.prox_max_steps;
+  in.skip_dominated_start = options_.prox_starts == prox_start_policy::adaptive;
   in.tolerance = options_.prox_tolerance;
 
   // Anderson safeguards: a restart when the residual exceeds restart_growth × the best one so far
@@ -656,6 +668,7 @@ fixed_point_repeat fixed_point_solver::solve_once(std::uint64_t sample_seed, dou
     sample.has_displacement = true;
     out.channel_seconds += seconds_since(channel_start);
     out.prox_problems += sums.prox;
+    out.channel_samples += S;
     out.newton_steps += sums.steps;
     out.iterations = iteration;
 
