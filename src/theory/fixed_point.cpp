@@ -225,7 +225,12 @@ struct prox_problem {
   static constexpr int MaxL = MaxN == Eigen::Dynamic ? Eigen::Dynamic : MaxN / 2;
 
   const model::activation& sigma;
-  std::size_t L;
+  std::size_t runtime_length;
+  // L as a compile-time constant for fixed N, so the loops over tokens unroll.
+  [[nodiscard]] std::size_t length() const {
+    if constexpr (N == Eigen::Dynamic) return runtime_length;
+    else return static_cast<std::size_t>(N / 2);
+  }
   double y;
   double a_kk, a_kv, a_vv;
   vec omega;
@@ -238,15 +243,16 @@ struct prox_problem {
     explicit point(Eigen::Index n) : h(vec::Zero(n)), grad(vec::Zero(n)), grad_f(vec::Zero(n)), hess(mat::Zero(n, n)) {}
   };
 
-  prox_problem(const model::activation& s, std::size_t length, double label, const Eigen::Matrix2d& A)
-      : sigma(s), L(length), y(label), a_kk(A(0, 0)), a_kv(0.5 * (A(0, 1) + A(1, 0))), a_vv(A(1, 1)),
-        omega(vec::Zero(static_cast<Eigen::Index>(2 * length))), scratch(length) {}
+  prox_problem(const model::activation& s, std::size_t token_count, double label, const Eigen::Matrix2d& A)
+      : sigma(s), runtime_length(token_count), y(label), a_kk(A(0, 0)), a_kv(0.5 * (A(0, 1) + A(1, 0))), a_vv(A(1, 1)),
+        omega(vec::Zero(static_cast<Eigen::Index>(2 * token_count))), scratch(token_count) {}
 
-  [[nodiscard]] std::span<double> chi() { return {scratch.chi.data(), L}; }
-  [[nodiscard]] std::span<double> z() { return {scratch.z.data(), L}; }
-  [[nodiscard]] std::span<double> sig() { return {scratch.sigma.data(), L}; }
+  [[nodiscard]] std::span<double> chi() { return {scratch.chi.data(), length()}; }
+  [[nodiscard]] std::span<double> z() { return {scratch.z.data(), length()}; }
+  [[nodiscard]] std::span<double> sig() { return {scratch.sigma.data(), length()}; }
 
   double quadratic(const vec& h) const {
+    const std::size_t L = length();
     double q = 0;
     for (std::size_t l = 0; l < L; ++l) {
       const double dc = h[l] - omega[l], dz = h[L + l] - omega[L + l];
@@ -256,6 +262,7 @@ struct prox_problem {
   }
 
   double value(const vec& h) {
+    const std::size_t L = length();
     for (std::size_t l = 0; l < L; ++l) scratch.chi[l] = h[l];
     sigma.evaluate(chi(), sig());
     double f = 0;
@@ -267,6 +274,7 @@ struct prox_problem {
   // Value, gradient and Hessian of Φ, and ∇f, at p.h. ∇f = [Jᵀz; σ]; ∇²f has the χχ block
   // Σ_l z_l∇²σ_l, the χ_m z_l entries J_lm and a zero zz block; ∇²ℓ = ∇f∇fᵀ − (y − f)∇²f.
   void evaluate(point& p) {
+    const std::size_t L = length();
     const Eigen::Index n = static_cast<Eigen::Index>(2 * L);
     for (std::size_t l = 0; l < L; ++l) scratch.chi[l] = p.h[l], scratch.z[l] = p.h[L + l];
     sigma.second_order(chi(), z(), sig(), {scratch.jacobian.data(), L * L}, {scratch.hessian.data(), L * L});
