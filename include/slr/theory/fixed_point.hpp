@@ -4,7 +4,8 @@
 // Unknowns: M (teacher × student), Q, V (2×2) and their conjugates M̂, Q̂, V̂. The prior side is
 // closed form (V = (Λ + V̂)⁻¹, M = M̂V, Q = V(M̂ᵀM̂ + Q̂)V); the channel side is a Monte Carlo
 // average, over a sample fixed for the whole solve (common random numbers), of the per-sample
-// 2L-dimensional proximal problem, solved by Levenberg–Marquardt Newton from two starts.
+// 2L-dimensional proximal problem, solved by Levenberg–Marquardt Newton from two starts (optionally
+// skipping a dominated one, see prox_start_policy), the iteration accelerated by Anderson mixing.
 // Results do not depend on the thread count. All quantities are per dimension D (like M, Q).
 #include <Eigen/Core>
 #include <cstddef>
@@ -57,17 +58,35 @@ struct hat_variables {
 /// finite-ν max), stein_free at max-SLR ν = ∞ (the only valid one there).
 enum class hat_m_estimator { automatic, stein_free, tilt_score };
 
+/// Acceleration of the fixed-point iteration. none: x ← (1−η)x + ηF(x). anderson: type-II
+/// Anderson mixing over the last `anderson_memory` iterates with mixing η, safeguarded (it
+/// falls back to the damped step from the best iterate when the residual grows, rejects
+/// extrapolations with V not positive definite, and reverts to plain damping for the rest of
+/// the solve after repeated failures). Both converge to the same fixed point.
+enum class fixed_point_acceleration { none, anderson };
+
+/// Starts of the per-sample prox problem. both: the linearised prox and the previous solution
+/// (warm start), keeping the lower objective. adaptive: the linearised start is skipped when the
+/// warm start has converged to an objective no higher than the value at the linearised start
+/// (~1.07 instead of 2 prox problems per sample, ~45 % less channel time; the same fixed point at
+/// r = 1, but at r = 0.1 a few samples with competing prox minima make the converged state depend
+/// on the path by ~3 % on V_k, so it is opt-in).
+enum class prox_start_policy { both, adaptive };
+
 struct fixed_point_options {
   std::size_t samples = 8000;        ///< channel MC samples S ≥ 100
   std::size_t test_samples = 100000; ///< samples of the population-risk evaluation; 0 = skip the test risk
   unsigned repeats = 3;              ///< independent solves (seeds derive_seed(seed, r)); ≥ 1
   double damping = 0.3;              ///< η in (0, 1]: x ← (1−η)x + ηF(x)
+  fixed_point_acceleration acceleration = fixed_point_acceleration::anderson;
+  int anderson_memory = 5;           ///< past iterates used by Anderson mixing, in [1, 20]
   double tolerance = 1e-4;           ///< stop when max |F(x) − x| over M, Q, V entries < tolerance (> 0)
   int max_iterations = 500;          ///< ≥ 1
   double wall_time_limit_s = std::numeric_limits<double>::infinity(); ///< for all repeats together
   double divergence_bound = 1e6;     ///< |entries of M, Q, V| above it → diverged
   bool diagonal = true;              ///< project M̂, Q̂, V̂ onto their diagonals (the manifold 𝓜)
   hat_m_estimator estimator = hat_m_estimator::automatic;
+  prox_start_policy prox_starts = prox_start_policy::both;
   int prox_max_steps = 60;           ///< Levenberg–Marquardt steps per start
   double prox_tolerance = 1e-9;      ///< on the ∞-norm of the prox gradient
   std::optional<fixed_point_state> initial_state; ///< explicit start; informed() when empty
@@ -94,8 +113,11 @@ struct fixed_point_repeat {
   Eigen::Matrix2d M_hat_stein_free = Eigen::Matrix2d::Zero();
   Eigen::Matrix2d M_hat_tilt_score = Eigen::Matrix2d::Zero();
   Eigen::Matrix2d M_hat_difference_stderr = Eigen::Matrix2d::Zero();
-  std::size_t prox_problems = 0; ///< proximal problems solved (samples × starts × iterations)
+  std::size_t channel_samples = 0; ///< samples × iterations (one prox problem per start)
+  std::size_t prox_problems = 0; ///< proximal problems solved (starts summed over samples and iterations)
   std::size_t newton_steps = 0;  ///< accepted Levenberg–Marquardt steps
+  int accelerated_steps = 0;     ///< iterations whose step was an Anderson extrapolation
+  int acceleration_restarts = 0; ///< Anderson safeguard interventions (history cleared)
   double channel_seconds = 0;    ///< wall time spent on the channel side
 };
 
