@@ -14,19 +14,6 @@ namespace slr::sched::detail {
 namespace {
 using json = nlohmann::ordered_json;
 
-grid::status to_grid(theory::solve_status s) {
-  switch (s) {
-  case theory::solve_status::ok: return grid::status::ok;
-  case theory::solve_status::not_converged: return grid::status::not_converged;
-  case theory::solve_status::diverged: return grid::status::diverged;
-  case theory::solve_status::timeout: return grid::status::timeout;
-  case theory::solve_status::failed: return grid::status::failed;
-  }
-  return grid::status::failed;
-}
-
-json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-
 json matrix_json(const Eigen::Matrix2d& m) {
   return json::array({json::array({finite_or_null(m(0, 0)), finite_or_null(m(0, 1))}),
                       json::array({finite_or_null(m(1, 0)), finite_or_null(m(1, 1))})});
@@ -115,7 +102,7 @@ method_descriptor describe_fixed_point() {
     const auto fp = solver.solve(p.seed);
 
     grid::result_record r;
-    r.status = to_grid(fp.status);
+    r.status = to_grid_status(fp.status);
     r.message = fp.message;
     r.set("test_risk", fp.test_risk.value);
     r.set("test_risk_stderr", fp.test_risk.stderr);

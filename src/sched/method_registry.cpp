@@ -113,6 +113,21 @@ grid::result_record solve_point(const grid::point& point, const run_context& con
 }
 
 namespace detail {
+grid::status to_grid_status(theory::solve_status status) {
+  switch (status) {
+  case theory::solve_status::ok: return grid::status::ok;
+  case theory::solve_status::not_converged: return grid::status::not_converged;
+  case theory::solve_status::diverged: return grid::status::diverged;
+  case theory::solve_status::timeout: return grid::status::timeout;
+  case theory::solve_status::failed: return grid::status::failed;
+  }
+  return grid::status::failed;
+}
+
+nlohmann::ordered_json finite_or_null(double x) {
+  return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+}
+
 option_spec samples_option(std::string default_value, double minimum) {
   return {"samples", option_spec::value_type::integer, std::move(default_value),
           "Monte Carlo samples S (common random numbers)", {}, minimum, 1e9};

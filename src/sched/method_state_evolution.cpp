@@ -12,19 +12,6 @@ namespace slr::sched::detail {
 namespace {
 using json = nlohmann::ordered_json;
 
-grid::status to_grid(theory::solve_status s) {
-  switch (s) {
-  case theory::solve_status::ok: return grid::status::ok;
-  case theory::solve_status::not_converged: return grid::status::not_converged;
-  case theory::solve_status::diverged: return grid::status::diverged;
-  case theory::solve_status::timeout: return grid::status::timeout;
-  case theory::solve_status::failed: return grid::status::failed;
-  }
-  return grid::status::failed;
-}
-
-json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-
 json branch_json(const theory::state_evolution_branch& b) {
   return {{"start", b.start},
           {"status", std::string(theory::solve_status_name(b.status))},
@@ -83,7 +70,7 @@ method_descriptor describe_state_evolution() {
     const auto& b = result.chosen;
 
     grid::result_record r;
-    r.status = to_grid(result.status);
+    r.status = to_grid_status(result.status);
     r.message = b.message;
     r.set("test_risk", b.test_risk.value);
     r.set("test_risk_stderr", b.test_risk.stderr);

@@ -1,6 +1,9 @@
 #pragma once
 // Private: one describe_* function per method, each in its own method_<name>.cpp.
+#include <nlohmann/json.hpp>
+
 #include "slr/sched/method_registry.hpp"
+#include "slr/theory/fixed_point.hpp"
 
 namespace slr::sched::detail {
 method_descriptor describe_bayes();
@@ -10,6 +13,11 @@ method_descriptor describe_state_evolution();
 method_descriptor describe_erm();
 /// TESTING ONLY: deterministic hash-derived results with tunable cost, memory and failures.
 method_descriptor describe_synthetic();
+
+/// The record status of an iterative theory solve.
+grid::status to_grid_status(theory::solve_status status);
+/// A JSON number, or null for NaN/±∞ (JSON has neither).
+nlohmann::ordered_json finite_or_null(double x);
 
 /// The option every Monte Carlo method shares.
 option_spec samples_option(std::string default_value, double minimum);
