@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,8 @@
 #include <iostream>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "slr/cli/archive_input.hpp"
 
@@ -27,6 +30,7 @@ const std::vector<std::string>& figure_names() {
 
 struct plot_arguments {
   archive_input input;
+  std::vector<std::string> more_archives; // drawn together with input.path (rows concatenated)
   std::string figure;
   std::string output;
   std::string formats = "png,svg";
@@ -82,6 +86,9 @@ std::function<int()> add_plot_command(CLI::App& app) {
   auto args = std::make_shared<plot_arguments>();
   auto* cmd = app.add_subcommand("plot", "Draw the paper's figures (PNG and SVG) from an archive with matplotlib");
   args->input.add_to(*cmd);
+  cmd->add_option("more_archives", args->more_archives,
+                  "Further archives drawn in the same figures (e.g. Fig 3: the theory and the ERM archive); "
+                  "--where/--status apply to each");
   cmd->add_option("--figure", args->figure,
                   "population (Fig 2), finite-alpha (Fig 3), order-parameters (Fig 4), mismatched (Fig 5) or all")
       ->required();
@@ -97,8 +104,21 @@ std::function<int()> add_plot_command(CLI::App& app) {
       if (f != "png" && f != "svg" && f != "pdf")
         throw std::invalid_argument("--formats: unknown format '" + f + "' (expected png, svg or pdf)");
     // Read and filter in C++ (one filter grammar); the helper gets the selected point ids.
-    const auto points = args->input.load_filtered();
-    if (points.rows() == 0) throw std::invalid_argument("--where/--status: no points of " + args->input.path + " match");
+    std::vector<std::string> archives = {args->input.path};
+    archives.insert(archives.end(), args->more_archives.begin(), args->more_archives.end());
+    std::vector<std::uint64_t> selected_ids;
+    for (const auto& path : archives) {
+      archive_input input = args->input;
+      input.path = path;
+      const auto points = input.load_filtered();
+      const auto& column = points.at("point_id", "--where");
+      selected_ids.insert(selected_ids.end(), column.integers.begin(), column.integers.end());
+    }
+    if (selected_ids.empty()) {
+      std::string names;
+      for (const auto& path : archives) names += (names.empty() ? "" : ", ") + path;
+      throw std::invalid_argument("--where/--status: no points of " + names + " match");
+    }
     std::error_code error;
     std::filesystem::create_directories(args->output, error);
     if (error || !std::filesystem::is_directory(args->output))
@@ -106,14 +126,14 @@ std::function<int()> add_plot_command(CLI::App& app) {
 
     std::vector<std::string> argv = {environment("SLR_PYTHON").empty() ? std::string(SLR_PYTHON_EXECUTABLE)
                                                                        : environment("SLR_PYTHON"),
-                                     "-m", "slr_sweep.plot", args->input.path, "--figure", args->figure, "-o",
-                                     args->output, "--formats", args->formats};
+                                     "-m", "slr_sweep.plot"};
+    argv.insert(argv.end(), archives.begin(), archives.end());
+    argv.insert(argv.end(), {"--figure", args->figure, "-o", args->output, "--formats", args->formats});
     std::filesystem::path ids_file;
     if (!args->input.where.empty() || !args->input.statuses.empty()) {
       ids_file = std::filesystem::path(args->output) / (".slr-plot-ids-" + std::to_string(getpid()) + ".txt");
       std::ofstream ids(ids_file);
-      const auto& column = points.at("point_id", "--where");
-      for (const auto id : column.integers) ids << id << "\n";
+      for (const auto id : selected_ids) ids << id << "\n";
       ids.close();
       if (!ids) throw std::runtime_error("plot: cannot write " + ids_file.string());
       argv.insert(argv.end(), {"--point-ids", ids_file.string()});

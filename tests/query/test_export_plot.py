@@ -159,6 +159,29 @@ with tempfile.TemporaryDirectory() as tmp:
     # A filter that leaves no data for the figure is bad input.
     run("plot", archive, "--figure", "mismatched", "-o", figures, "--where", "method=erm", expect=2)
 
+    # --- several archives drawn together (Fig 3: theory archive + ERM archive). The second
+    # archive is the synthetic one with every nu set to 7 (a value the first does not have).
+    second = os.path.join(tmp, "second.h5")
+    subprocess.run([make_archive, second], check=True)
+    with h5py.File(second, "r+") as f:
+        rows = f["points"][:]
+        rows["nu"] = 7.0
+        f["points"][...] = rows
+    both = slr_sweep.load_columns([archive, second])
+    check(len(both["point_id"]) == 2 * total, f"load_columns of two archives: {len(both['point_id'])} rows")
+    check(int(np.sum(both["nu"] == 7.0)) == total, "load_columns of two archives: rows of the second")
+    check(len(slr_sweep.load([archive, second], as_dict=True)["point_id"]) == 2 * total, "load of two archives")
+    # The filter applies to every archive: nu=7 selects rows of the second archive only.
+    run("plot", archive, "--figure", "population", "-o", figures, "--where", "nu=7", expect=2)
+    joint = os.path.join(tmp, "joint")
+    run("plot", archive, second, "--figure", "population", "-o", joint, "--where", "nu=7")
+    check(os.path.exists(os.path.join(joint, "fig2_population.png")), "plot of two archives with a filter")
+    run("plot", archive, second, "--figure", "finite-alpha", "-o", joint)
+    check(os.path.exists(os.path.join(joint, "fig3_finite_alpha.svg")), "plot of two archives")
+    result = run("plot", archive, os.path.join(tmp, "absent.h5"), "--figure", "population", "-o", joint, expect=2)
+    check("absent.h5" in result.stderr and len(result.stderr.strip().splitlines()) == 1,
+          f"plot with a missing second archive: {result.stderr!r}")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)

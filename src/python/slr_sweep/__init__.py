@@ -7,6 +7,7 @@ when it is installed (python3-pandas; optional).
     import slr_sweep
     points = slr_sweep.load("results.h5")          # pandas.DataFrame (or a dict of numpy columns)
     slr_sweep.plot_figure("results.h5", "population", "figs/")
+    slr_sweep.plot_figure(["fig3_theory.h5", "fig3_erm.h5"], "finite-alpha", "figs/")
 """
 # Imports are deferred to the calls so that `python3 -m slr_sweep.plot` can report a missing
 # numpy/h5py/matplotlib with a clear message instead of a traceback.
@@ -21,7 +22,8 @@ def load(path, point_ids=None, as_dict=False):
 
 
 def load_columns(path, point_ids=None):
-    """The /points table as a dict {column: numpy array}."""
+    """The /points table as a dict {column: numpy array}; path may be a list of archives
+    (rows concatenated)."""
     from .archive import load_columns as _load_columns
 
     return _load_columns(path, point_ids)
@@ -50,7 +52,8 @@ def parse_options(text):
 
 def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None):
     """Draws one figure ("population", "finite-alpha", "order-parameters", "mismatched") of an
-    archive into outdir; returns the written file paths. Needs matplotlib."""
+    archive, or of a list of archives drawn together (Fig 3: theory and ERM archives), into
+    outdir; returns the written file paths. Needs matplotlib."""
     from . import figures
 
     return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats)

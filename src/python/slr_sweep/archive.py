@@ -32,10 +32,39 @@ def _read_table(path, name):
     return {field: _decode(data[field]) for field in data.dtype.names}
 
 
+def _concatenate(parts):
+    """Rows of several archives' /points tables, one after the other. Columns missing from an
+    archive (another schema version) are NaN (numbers) or "" (text) there."""
+    names = []
+    for part in parts:
+        names += [k for k in part if k not in names]
+    out = {}
+    for name in names:
+        like = next(part[name] for part in parts if name in part)
+        pieces = []
+        for part in parts:
+            n = len(part["point_id"])
+            if name in part:
+                pieces.append(part[name])
+            elif like.dtype.kind == "O":
+                pieces.append(np.full(n, "", dtype=object))
+            else:
+                pieces.append(np.full(n, np.nan))
+        out[name] = np.concatenate(pieces)
+    return out
+
+
 def load_columns(path, point_ids=None):
     """The /points table as a dict {column: numpy array} (text columns as object arrays of str).
-    point_ids: optional iterable of point ids to keep (others are dropped)."""
-    columns = _read_table(path, "points")
+    path: an archive, or a list of archives whose rows are concatenated (e.g. the theory and the
+    ERM archive of one figure). point_ids: optional iterable of point ids to keep (others are
+    dropped)."""
+    if isinstance(path, (list, tuple)):
+        if not path:
+            raise ValueError("no archive given")
+        columns = _concatenate([_read_table(p, "points") for p in path])
+    else:
+        columns = _read_table(path, "points")
     if point_ids is not None:
         keep = np.isin(columns["point_id"], np.fromiter((int(i) for i in point_ids), dtype=np.uint64))
         columns = {k: v[keep] for k, v in columns.items()}
@@ -43,8 +72,9 @@ def load_columns(path, point_ids=None):
 
 
 def load(path, point_ids=None, as_dict=False):
-    """The points of an archive: a pandas.DataFrame if pandas is importable (and not as_dict),
-    else a dict of numpy columns. Opens the file read-only; safe while a sweep is running."""
+    """The points of an archive (or of a list of archives, concatenated): a pandas.DataFrame if
+    pandas is importable (and not as_dict), else a dict of numpy columns. Opens the file
+    read-only; safe while a sweep is running."""
     columns = load_columns(path, point_ids)
     if _pandas is not None and not as_dict:
         return _pandas.DataFrame(columns)

@@ -1,4 +1,5 @@
-"""python3 -m slr_sweep.plot ARCHIVE --figure NAME -o OUTDIR: the command behind `slr-sweep plot`.
+"""python3 -m slr_sweep.plot ARCHIVE [ARCHIVE...] --figure NAME -o OUTDIR: the command behind
+`slr-sweep plot`. Several archives are drawn together (their rows concatenated).
 Exit codes: 0 ok, 2 bad input / no data for the figure, 3 a missing Python package."""
 import argparse
 import sys
@@ -8,7 +9,7 @@ PROG = "slr-sweep plot"
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
-    parser.add_argument("archive")
+    parser.add_argument("archive", nargs="+")
     parser.add_argument("--figure", required=True,
                         choices=["population", "finite-alpha", "order-parameters", "mismatched", "all"])
     parser.add_argument("-o", "--output", required=True)
@@ -32,9 +33,9 @@ def main(argv=None):
         with open(args.point_ids) as f:
             point_ids = [int(line) for line in f if line.strip()]
     try:
-        cols = load_columns(args.archive, point_ids)
+        cols = load_columns(list(args.archive), point_ids)
     except (OSError, ValueError, KeyError) as e:
-        print(f"{PROG}: error: {args.archive}: cannot read the archive: {e}", file=sys.stderr)
+        print(f"{PROG}: error: {', '.join(args.archive)}: cannot read the archive: {e}", file=sys.stderr)
         return 2
     formats = [f for f in args.formats.split(",") if f]
     names = list(figures.FIGURES) if args.figure == "all" else [args.figure]
