@@ -30,7 +30,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # A partial run first: status reports progress and that nothing is running.
     subprocess.run([fill_tool, job_file, path, "10"], check=True, stdout=subprocess.DEVNULL)
     status = subprocess.run([slr_sweep, "status", path], capture_output=True, text=True)
-    if status.returncode != 0 or "10 / 52 done" not in status.stdout or "42 missing" not in status.stdout \
+    if status.returncode != 0 or "10 / 36 done" not in status.stdout or "26 missing" not in status.stdout \
             or "not running" not in status.stdout:
         print("FAIL: status of a partial archive:\n" + status.stdout + status.stderr)
         sys.exit(1)
@@ -43,19 +43,19 @@ with tempfile.TemporaryDirectory() as tmp:
         runs = f["/runs"][:]
         attrs = dict(f.attrs)
 
-    check(len(points) == 52, f"52 rows expected, got {len(points)}")
+    check(len(points) == 36, f"36 rows expected, got {len(points)}")
     check(points.dtype["point_id"] == np.uint64, "point_id is uint64")
     for column in ["method", "task", "nu", "L", "L_pmf", "delta", "activation", "alpha", "r_k", "r_v", "seed",
                    "repeat", "options", "status", "message", "risk", "bayes_risk", "order_parameters_m_kk",
                    "order_parameters_q_vv", "V_kk", "hat_m_kk", "wall_s", "extra_json"]:
         check(column in table, f"column {column} missing")
-    check(len(set(table["point_id"].tolist())) == 52, "point ids are unique")
+    check(len(set(table["point_id"].tolist())) == 36, "point ids are unique")
     check(attrs["schema_version"] == 1, "schema_version")
     with open(job_file) as job:
         check(attrs["job_text"] == job.read(), "the job text is stored verbatim")
     check(len(runs) == 2 and runs["exit_reason"][0] == b"stopped" and runs["exit_reason"][1] == b"complete",
           "a stopped and a complete run")
-    check(int(runs["points_done"][0]) == 10 and int(runs["points_done"][1]) == 42, "points_done per run")
+    check(int(runs["points_done"][0]) == 10 and int(runs["points_done"][1]) == 26, "points_done per run")
 
     def text(value):
         return value.decode() if isinstance(value, bytes) else value
@@ -86,14 +86,14 @@ with tempfile.TemporaryDirectory() as tmp:
     try:
         import pandas as pd  # optional: not a Debian dependency of the project
         frame = pd.DataFrame(h5py.File(path, "r")["/points"][:])
-        check(frame.shape[0] == 52, "pandas one-liner")
+        check(frame.shape[0] == 36, "pandas one-liner")
         print("pandas one-liner checked")
     except ImportError:
         print("pandas not installed: checked the structured array / dict of columns only")
 
     status = subprocess.run([slr_sweep, "status", path], capture_output=True, text=True)
     check(status.returncode == 0, "status exit code: " + status.stderr)
-    check("52 / 52 done" in status.stdout, "status reports 52 / 52:\n" + status.stdout)
+    check("36 / 36 done" in status.stdout, "status reports 36 / 36:\n" + status.stdout)
 
     # recover rebuilds the same table from the journal alone.
     os.remove(path)
