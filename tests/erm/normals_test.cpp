@@ -83,3 +83,51 @@ TEST(Normals, AddressingIndependentOfLength) {
   EXPECT_NE(a[0], b[0]);
 }
 } // namespace
+
+namespace {
+using slr::erm::philox_kernel;
+
+// Every vectorised Philox kernel this CPU has gives the portable loop's bits, and the portable
+// loop gives Random123's Philox4x32-10 (checked above through philox_4x32_10).
+TEST(Normals, PhiloxKernelsAgree) {
+  std::array<std::uint64_t, slr::erm::philox_batch_blocks> radius{}, angle{}, radius_ref{}, angle_ref{};
+  int kernels_checked = 0;
+  for (const auto kernel : {philox_kernel::avx2, philox_kernel::avx512}) {
+    if (!slr::erm::philox_kernel_available(kernel)) continue;
+    ++kernels_checked;
+    for (std::uint32_t trial = 0; trial < 50; ++trial) {
+      const std::array<std::uint32_t, 2> key{0x9e3779b9U * trial + 1, 0x7f4a7c15U ^ trial};
+      const std::uint32_t row = trial % 7;
+      const std::uint64_t index = 0x1234567890ULL * trial + trial;
+      const std::size_t start = (trial * 4099) % (std::size_t{1} << 32) + (trial == 49 ? 0xFFFFFFC0U : 0);
+      slr::erm::philox_blocks(philox_kernel::portable, key, row, index, start, radius_ref, angle_ref);
+      slr::erm::philox_blocks(kernel, key, row, index, start, radius, angle);
+      ASSERT_EQ(radius, radius_ref) << "kernel " << static_cast<int>(kernel) << " trial " << trial;
+      ASSERT_EQ(angle, angle_ref) << "kernel " << static_cast<int>(kernel) << " trial " << trial;
+    }
+  }
+  // The portable batch against the scalar definition, block by block.
+  const std::array<std::uint32_t, 2> key{11, 22};
+  slr::erm::philox_blocks(philox_kernel::portable, key, 3, 0x500000007ULL, 640, radius_ref, angle_ref);
+  for (std::size_t j = 0; j < radius_ref.size(); ++j) {
+    const auto w = slr::erm::philox_4x32_10({static_cast<std::uint32_t>(640 + j), 3, 7, 5}, key);
+    ASSERT_EQ(radius_ref[j], ((std::uint64_t{w[0]} << 32) | w[1]) >> 12);
+    ASSERT_EQ(angle_ref[j], ((std::uint64_t{w[2]} << 32) | w[3]) >> 11);
+  }
+  RecordProperty("vector_kernels_checked", kernels_checked);
+}
+
+// A stream's numbers are Box–Muller of the scalar Philox of their block, whatever kernel fill() uses.
+TEST(Normals, StreamMatchesScalarDefinition) {
+  const normal_stream stream(2024, stream_purpose::training_data, 0x100000003ULL, 2);
+  std::vector<double> x(1001);
+  stream.fill(x);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const auto block = static_cast<std::uint32_t>(i / 2);
+    const auto w = slr::erm::philox_4x32_10({block, 2, 3, 1}, stream.key());
+    const auto pair = slr::erm::box_muller(((std::uint64_t{w[0]} << 32) | w[1]) >> 12,
+                                           ((std::uint64_t{w[2]} << 32) | w[3]) >> 11);
+    ASSERT_EQ(x[i], pair[i % 2]) << "position " << i;
+  }
+}
+} // namespace
