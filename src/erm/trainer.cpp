@@ -5,8 +5,11 @@
 #include <LBFGS.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -220,11 +223,129 @@ model::order_parameters measure_order_parameters(const teacher& teacher, const E
 initialisation parse_initialisation(std::string_view name) {
   if (name == "informed") return initialisation::informed;
   if (name == "random") return initialisation::random;
-  throw std::invalid_argument("unknown initialisation '" + std::string(name) + "' (expected informed or random)");
+  if (name == "given") return initialisation::given;
+  if (name == "overlaps") return initialisation::overlaps;
+  throw std::invalid_argument("unknown initialisation '" + std::string(name) +
+                              "' (expected informed, random, given or overlaps)");
+}
+
+Eigen::VectorXd weights_with_overlaps(const teacher& teacher, const model::order_parameters& op, std::uint64_t seed) {
+  const std::size_t D = teacher.dimension();
+  if (D < 4) throw std::invalid_argument("overlap initialisation needs D >= 4");
+  for (double x : {op.m_kk, op.m_kv, op.m_vk, op.m_vv, op.q_kk, op.q_kv, op.q_vv})
+    if (!std::isfinite(x)) throw std::invalid_argument("overlap initialisation: order parameters must be finite");
+  // Residual Gram matrix R = Q − MᵀM of the parts orthogonal to the teacher (all /D).
+  const double r_kk = op.q_kk - op.m_kk * op.m_kk - op.m_kv * op.m_kv;
+  const double r_kv = op.q_kv - op.m_kk * op.m_vk - op.m_kv * op.m_vv;
+  const double r_vv = op.q_vv - op.m_vk * op.m_vk - op.m_vv * op.m_vv;
+  constexpr double tolerance = 1e-10;
+  if (r_kk < -tolerance || r_vv < -tolerance || r_kv * r_kv > std::max(r_kk, 0.0) * std::max(r_vv, 0.0) + tolerance)
+    throw std::invalid_argument("overlap initialisation: Q - M^T M is not positive semi-definite (R_kk = " +
+                                std::to_string(r_kk) + ", R_kv = " + std::to_string(r_kv) + ", R_vv = " +
+                                std::to_string(r_vv) + ")");
+  const double a = std::sqrt(std::max(r_kk, 0.0));
+  const double b = a > 0 ? r_kv / a : 0.0;
+  const double c = std::sqrt(std::max(r_vv - b * b, 0.0));
+  // Two random directions, orthonormalised against k*, v* and each other (Gram–Schmidt twice),
+  // scaled to |g|² = D like the teacher.
+  const auto Di = static_cast<Eigen::Index>(D);
+  const double scale = std::sqrt(static_cast<double>(D));
+  Eigen::VectorXd g1(Di), g2(Di);
+  normal_stream(seed, model::stream_purpose::initialisation, 1, 0).fill({g1.data(), D});
+  normal_stream(seed, model::stream_purpose::initialisation, 1, 1).fill({g2.data(), D});
+  const auto orthogonalise = [&](Eigen::VectorXd& g, const Eigen::VectorXd* other) {
+    for (int pass = 0; pass < 2; ++pass) {
+      g -= (g.dot(teacher.k_star) / teacher.k_star.squaredNorm()) * teacher.k_star;
+      g -= (g.dot(teacher.v_star) / teacher.v_star.squaredNorm()) * teacher.v_star;
+      if (other != nullptr) g -= (g.dot(*other) / other->squaredNorm()) * *other;
+    }
+    g *= scale / g.norm();
+  };
+  orthogonalise(g1, nullptr);
+  orthogonalise(g2, &g1);
+  Eigen::VectorXd w(2 * Di);
+  w.head(Di) = op.m_kk * teacher.k_star + op.m_kv * teacher.v_star + a * g1;
+  w.tail(Di) = op.m_vk * teacher.k_star + op.m_vv * teacher.v_star + b * g1 + c * g2;
+  return w;
+}
+
+model::order_parameters parse_overlaps(std::string_view text) {
+  std::array<double, 7> values{};
+  std::size_t count = 0;
+  std::size_t position = 0;
+  while (position <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', position), text.size());
+    const std::string item(text.substr(position, comma - position));
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || item.find_first_not_of(" \t", used) != std::string::npos || !std::isfinite(value))
+      throw std::invalid_argument("overlaps: '" + item + "' is not a finite number (expected m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv)");
+    if (count == values.size())
+      throw std::invalid_argument("overlaps: more than 7 numbers (expected m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv)");
+    values[count++] = value;
+    position = comma + 1;
+  }
+  if (count != values.size())
+    throw std::invalid_argument("overlaps: " + std::to_string(count) +
+                                " numbers given, expected 7 (m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv)");
+  model::order_parameters op;
+  op.m_kk = values[0];
+  op.m_kv = values[1];
+  op.m_vk = values[2];
+  op.m_vv = values[3];
+  op.q_kk = values[4];
+  op.q_kv = values[5];
+  op.q_vv = values[6];
+  return op;
+}
+
+Eigen::VectorXd read_weights_file(const std::string& path, std::size_t dimension) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("initial weights file '" + path + "': cannot open it for reading");
+  const std::size_t expected = 2 * dimension;
+  Eigen::VectorXd w(static_cast<Eigen::Index>(expected));
+  std::size_t count = 0, line_number = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::string item;
+    while (fields >> item) {
+      std::size_t used = 0;
+      double value = 0;
+      try {
+        value = std::stod(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      const std::string where = "initial weights file '" + path + "', line " + std::to_string(line_number) + ": ";
+      if (used != item.size()) throw std::invalid_argument(where + "'" + item + "' is not a number");
+      if (!std::isfinite(value)) throw std::invalid_argument(where + "'" + item + "' is not finite");
+      if (count == expected)
+        throw std::invalid_argument(where + "more than 2D = " + std::to_string(expected) + " numbers (k then v, D = " +
+                                    std::to_string(dimension) + ")");
+      w[static_cast<Eigen::Index>(count++)] = value;
+    }
+  }
+  if (in.bad()) throw std::invalid_argument("initial weights file '" + path + "': read error");
+  if (count != expected)
+    throw std::invalid_argument("initial weights file '" + path + "': " + std::to_string(count) +
+                                " numbers, expected 2D = " + std::to_string(expected) + " (k then v, D = " +
+                                std::to_string(dimension) + ")");
+  return w;
 }
 
 Eigen::VectorXd initial_weights(const teacher& teacher, initialisation kind, double noise, std::uint64_t seed) {
   if (!(noise >= 0) || !std::isfinite(noise)) throw std::invalid_argument("init noise must be finite and >= 0");
+  if (kind != initialisation::informed && kind != initialisation::random)
+    throw std::invalid_argument("initial_weights: 'given' and 'overlaps' starts need read_weights_file / "
+                                "weights_with_overlaps");
   const std::size_t D = teacher.dimension();
   const auto Di = static_cast<Eigen::Index>(D);
   Eigen::VectorXd w(2 * Di);

@@ -1,5 +1,7 @@
 #include "slr/grid/result_record.hpp"
 
+#include <cmath>
+
 #include <stdexcept>
 
 namespace slr::grid {
@@ -37,6 +39,20 @@ void result_record::set_order_parameters(const model::order_parameters& op) {
   set("order_parameters.q_kk", op.q_kk);
   set("order_parameters.q_kv", op.q_kv);
   set("order_parameters.q_vv", op.q_vv);
+}
+
+std::optional<model::order_parameters> result_record::order_parameters() const {
+  model::order_parameters op;
+  op.m_kk = get("order_parameters.m_kk");
+  op.m_kv = get("order_parameters.m_kv");
+  op.m_vk = get("order_parameters.m_vk");
+  op.m_vv = get("order_parameters.m_vv");
+  op.q_kk = get("order_parameters.q_kk");
+  op.q_kv = get("order_parameters.q_kv");
+  op.q_vv = get("order_parameters.q_vv");
+  for (double x : {op.m_kk, op.m_kv, op.m_vk, op.m_vv, op.q_kk, op.q_kv, op.q_vv})
+    if (!std::isfinite(x)) return std::nullopt;
+  return op;
 }
 
 } // namespace slr::grid

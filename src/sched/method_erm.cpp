@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -126,8 +127,29 @@ grid::result_record solve_erm(const grid::point& p, const run_context& context) 
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   settings.wall_time_limit_s = context.wall_time_limit_s - elapsed;
   if (settings.method == erm::optimizer::gradient_flow) settings.record_times = recording_times(p);
-  const auto w0 = erm::initial_weights(teacher, erm::parse_initialisation(option_text(p, "init")),
-                                       option_number(p, "init-noise"), p.seed);
+  const auto start_kind = erm::parse_initialisation(option_text(p, "init"));
+  std::string start_description = option_text(p, "init");
+  Eigen::VectorXd w0;
+  const auto warm_overlaps =
+      context.warm_start != nullptr ? context.warm_start->order_parameters() : std::optional<model::order_parameters>{};
+  if (warm_overlaps && warm_overlaps->is_admissible(1e-8)) {
+    // α-continuation: start from the overlaps the previous point of the chain reached (its data
+    // are independent of ours, so its weights' noise directions carry nothing; its overlaps do).
+    w0 = erm::weights_with_overlaps(teacher, *warm_overlaps, p.seed);
+    start_description = "warm-start";
+  } else if (start_kind == erm::initialisation::given) {
+    const auto& path = option_text(p, "init-weights");
+    if (path.empty()) throw std::invalid_argument("option 'init-weights': --init given needs a weights file");
+    w0 = erm::read_weights_file(path, D);
+  } else if (start_kind == erm::initialisation::overlaps) {
+    const auto& text = option_text(p, "init-overlaps");
+    if (text.empty()) throw std::invalid_argument("option 'init-overlaps': --init overlaps needs the 7 order parameters");
+    w0 = erm::weights_with_overlaps(teacher, erm::parse_overlaps(text), p.seed);
+  } else {
+    w0 = erm::initial_weights(teacher, start_kind, option_number(p, "init-noise"), p.seed);
+  }
+  const auto initial_overlaps =
+      erm::measure_order_parameters(teacher, w0.head(static_cast<Eigen::Index>(D)), w0.tail(static_cast<Eigen::Index>(D)));
   const auto trained = erm::train(risk, teacher, w0, settings);
 
   const auto Di = static_cast<Eigen::Index>(D);
@@ -145,6 +167,8 @@ grid::result_record solve_erm(const grid::point& p, const run_context& context) 
 
   nlohmann::json extra;
   extra["stopped_by"] = std::string(erm::stop_reason_name(trained.stopped));
+  extra["init"] = start_description;
+  extra["initial_order_parameters"] = overlaps_json(initial_overlaps);
   if (!std::isfinite(trained.train_loss_regularised)) {
     r.status = grid::status::diverged;
     r.message = "the training loss is not finite";
@@ -207,8 +231,17 @@ method_descriptor describe_erm() {
   using type = option_spec::value_type;
   m.options = {
       {"D", type::integer, "1000", "dimension D of the simulation", {}, 2, 1e9},
-      {"init", type::choice, "informed", "start: informed (k = k* + eta g, v = v* + eta g) or random (k, v = eta g)",
-       {"informed", "random"}},
+      {"init", type::choice, "informed",
+       "start: informed (k = k* + eta g, v = v* + eta g), random (k, v = eta g), given (--init-weights) or overlaps "
+       "(--init-overlaps); in an alpha-continuation chain every point after the first starts from the overlaps "
+       "the previous point reached",
+       {"informed", "random", "given", "overlaps"}},
+      {"init-weights", type::text, "",
+       "--init given: text file of 2D numbers, k then v (e.g. numpy.savetxt(f, numpy.concatenate([k, v])))",
+       {}, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), true},
+      {"init-overlaps", type::text, "",
+       "--init overlaps: m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv of the start (random weights with exactly these)",
+       {}, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), true},
       {"init-noise", type::real, "0.1", "eta: noise of the informed start, or scale of the random start", {}, 0, 1e6},
       {"optimizer", type::choice, "lbfgs", "lbfgs (strong-Wolfe line search) or gradient-flow",
        {"lbfgs", "gradient-flow"}},

@@ -22,19 +22,13 @@ json matrix_json(const Eigen::Matrix2d& m) {
 // The state stored in a previous record, if complete and admissible.
 std::optional<theory::fixed_point_state> warm_state(const grid::result_record* record) {
   if (record == nullptr) return std::nullopt;
-  const char* names[] = {"order_parameters.m_kk", "order_parameters.m_kv", "order_parameters.m_vk",
-                         "order_parameters.m_vv", "order_parameters.q_kk", "order_parameters.q_kv",
-                         "order_parameters.q_vv", "V.kk", "V.kv", "V.vv"};
-  for (const char* n : names)
+  const auto op = record->order_parameters();
+  if (!op) return std::nullopt;
+  for (const char* n : {"V.kk", "V.kv", "V.vv"})
     if (!std::isfinite(record->get(n))) return std::nullopt;
-  model::order_parameters op;
-  op.m_kk = record->get("order_parameters.m_kk"), op.m_kv = record->get("order_parameters.m_kv");
-  op.m_vk = record->get("order_parameters.m_vk"), op.m_vv = record->get("order_parameters.m_vv");
-  op.q_kk = record->get("order_parameters.q_kk"), op.q_kv = record->get("order_parameters.q_kv");
-  op.q_vv = record->get("order_parameters.q_vv");
   theory::fixed_point_state s;
-  s.M = op.M();
-  s.Q = op.Q();
+  s.M = op->M();
+  s.Q = op->Q();
   s.V << record->get("V.kk"), record->get("V.kv"), record->get("V.kv"), record->get("V.vv");
   if (!(s.V(0, 0) > 0 && s.V.determinant() > 0)) return std::nullopt;
   return s;

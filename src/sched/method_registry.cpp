@@ -71,7 +71,11 @@ void complete_point(grid::point& point) {
   }
   for (const auto& spec : method.options) {
     const auto it = point.options.find(spec.name);
-    point.options[spec.name] = canonical_option(spec, it == point.options.end() ? spec.default_value : it->second);
+    auto value = canonical_option(spec, it == point.options.end() ? spec.default_value : it->second);
+    if (spec.omitted_when_default && value == spec.default_value)
+      point.options.erase(spec.name);
+    else
+      point.options[spec.name] = std::move(value);
   }
   if (method.finite_alpha) {
     if (!(point.alpha > 0) || std::isinf(point.alpha))
@@ -94,8 +98,10 @@ double option_number(const grid::point& point, std::string_view name) {
 
 const std::string& option_text(const grid::point& point, std::string_view name) {
   const auto it = point.options.find(std::string(name));
-  if (it == point.options.end()) throw std::out_of_range("point has no option '" + std::string(name) + "'");
-  return it->second;
+  if (it != point.options.end()) return it->second;
+  for (const auto& spec : find_method(point.method).options)
+    if (spec.name == name && spec.omitted_when_default) return spec.default_value; // left out at its default
+  throw std::out_of_range("point has no option '" + std::string(name) + "'");
 }
 
 grid::result_record solve_point(const grid::point& point, const run_context& context) {

@@ -100,4 +100,54 @@ TEST(MethodErm, BadInput) {
   EXPECT_EQ(refused.status, grid::status::failed);
   EXPECT_NE(refused.message.find("MB are available"), std::string::npos) << refused.message;
 }
+
+// Options added after archives existed stay out of a point's identity while at their default.
+TEST(MethodErm, NewInitOptionsKeepOldIdentities) {
+  auto p = small_point();
+  sched::complete_point(p);
+  EXPECT_EQ(p.options.count("init-weights"), 0U);
+  EXPECT_EQ(p.options.count("init-overlaps"), 0U);
+  EXPECT_EQ(p.canonical().find("init-"), p.canonical().find("init-noise"));
+  EXPECT_EQ(sched::option_text(p, "init-weights"), "");
+  auto q = small_point();
+  q.options["init"] = "overlaps";
+  q.options["init-overlaps"] = "0.5,0,0,0.5,0.5,0,0.5";
+  sched::complete_point(q);
+  EXPECT_EQ(q.options.at("init-overlaps"), "0.5,0,0,0.5,0.5,0,0.5");
+  EXPECT_NE(q.identity(), p.identity());
+}
+
+// --init overlaps and the α-chain warm start start from exactly the requested overlaps.
+TEST(MethodErm, OverlapStartsAndWarmStart) {
+  auto p = small_point();
+  p.options["init"] = "overlaps";
+  p.options["init-overlaps"] = "0.2,0.01,-0.02,0.3,0.3,0.05,0.4";
+  sched::complete_point(p);
+  const auto r = sched::solve_point(p, {1});
+  ASSERT_EQ(r.status, grid::status::ok) << r.message;
+  auto extra = nlohmann::json::parse(r.extra_json);
+  EXPECT_EQ(extra["init"], "overlaps");
+  EXPECT_NEAR(extra["initial_order_parameters"]["m_kk"].get<double>(), 0.2, 1e-12);
+  EXPECT_NEAR(extra["initial_order_parameters"]["q_kv"].get<double>(), 0.05, 1e-12);
+  // The next point of a chain starts from what this one reached, whatever its own init says.
+  auto next = small_point();
+  next.alpha = 5;
+  sched::complete_point(next);
+  sched::run_context context{1};
+  context.warm_start = &r;
+  const auto warm = sched::solve_point(next, context);
+  ASSERT_EQ(warm.status, grid::status::ok) << warm.message;
+  extra = nlohmann::json::parse(warm.extra_json);
+  EXPECT_EQ(extra["init"], "warm-start");
+  for (const char* name : {"m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv"})
+    EXPECT_NEAR(extra["initial_order_parameters"][name].get<double>(),
+                r.get(std::string("order_parameters.") + name), 1e-12) << name;
+  // Missing inputs of the new starts are clear failures.
+  auto missing = small_point();
+  missing.options["init"] = "given";
+  sched::complete_point(missing);
+  const auto failed = sched::solve_point(missing, {1});
+  EXPECT_EQ(failed.status, grid::status::failed);
+  EXPECT_NE(failed.message.find("init-weights"), std::string::npos) << failed.message;
+}
 } // namespace

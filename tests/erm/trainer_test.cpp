@@ -4,9 +4,14 @@
 #include "slr/erm/trainer.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 namespace {
 using namespace slr;
@@ -115,5 +120,81 @@ TEST(Trainer, BadInput) {
   EXPECT_THROW((void)erm::parse_optimizer("sgd"), std::invalid_argument);
   EXPECT_THROW((void)erm::parse_initialisation("zero"), std::invalid_argument);
   EXPECT_THROW((void)erm::initial_weights(in.teacher, erm::initialisation::random, -1, 1), std::invalid_argument);
+}
+
+// Starts with prescribed overlaps (warm starts along α-chains, --init overlaps) realise them
+// to rounding, from any admissible set, and refuse a non-PSD Q − MᵀM.
+TEST(Initialisation, WeightsWithOverlaps) {
+  const auto teacher = erm::teacher::draw(60, 3);
+  model::order_parameters target;
+  target.m_kk = 0.31, target.m_kv = -0.05, target.m_vk = 0.02, target.m_vv = 0.68;
+  target.q_kk = 0.26 + 0.31 * 0.31 + 0.05 * 0.05; // R_kk = 0.26
+  target.q_vv = 0.15 + 0.02 * 0.02 + 0.68 * 0.68; // R_vv = 0.15
+  target.q_kv = 0.1 + 0.31 * 0.02 - 0.05 * 0.68;  // R_kv = 0.1, |R_kv| < √(R_kk R_vv) = 0.197
+  const auto w = erm::weights_with_overlaps(teacher, target, 9);
+  const auto got = erm::measure_order_parameters(teacher, w.head(60), w.tail(60));
+  for (auto [a, b] : {std::pair{got.m_kk, target.m_kk}, {got.m_kv, target.m_kv}, {got.m_vk, target.m_vk},
+                      {got.m_vv, target.m_vv}, {got.q_kk, target.q_kk}, {got.q_kv, target.q_kv},
+                      {got.q_vv, target.q_vv}})
+    EXPECT_NEAR(a, b, 1e-12);
+  // Degenerate: k on the teacher (R_kk = 0), v with its own noise.
+  auto degenerate = target;
+  degenerate.q_kk = target.m_kk * target.m_kk + target.m_kv * target.m_kv;
+  degenerate.q_kv = target.m_kk * target.m_vk + target.m_kv * target.m_vv;
+  const auto w2 = erm::weights_with_overlaps(teacher, degenerate, 9);
+  const auto got2 = erm::measure_order_parameters(teacher, w2.head(60), w2.tail(60));
+  EXPECT_NEAR(got2.q_kk, degenerate.q_kk, 1e-12);
+  EXPECT_NEAR(got2.q_vv, degenerate.q_vv, 1e-12);
+  EXPECT_NEAR(got2.q_kv, degenerate.q_kv, 1e-12);
+  auto not_psd = target;
+  not_psd.q_kv = target.q_kv + 0.3; // |R_kv| = 0.4 > 0.197
+  EXPECT_THROW((void)erm::weights_with_overlaps(teacher, not_psd, 9), std::invalid_argument);
+  not_psd = target;
+  not_psd.q_kk = 0.01; // below m_kk² + m_kv²
+  EXPECT_THROW((void)erm::weights_with_overlaps(teacher, not_psd, 9), std::invalid_argument);
+}
+
+TEST(Initialisation, ParseOverlaps) {
+  const auto op = erm::parse_overlaps("0.3, -0.01,0,0.7,0.4,0.02,0.6");
+  EXPECT_EQ(op.m_kk, 0.3);
+  EXPECT_EQ(op.m_kv, -0.01);
+  EXPECT_EQ(op.q_vv, 0.6);
+  for (const char* bad : {"", "0.3,0,0,0.7,0.4,0.02", "0.3,0,0,0.7,0.4,0.02,0.6,1", "0.3,x,0,0.7,0.4,0.02,0.6",
+                          "0.3,0,0,0.7,0.4,0.02,nan", "0.3,0,0,0.7,0.4,0.02,0.6abc"})
+    EXPECT_THROW((void)erm::parse_overlaps(bad), std::invalid_argument) << bad;
+}
+
+// --init given: a text file of 2D numbers, k then v; errors name the file, the line and why.
+TEST(Initialisation, ReadWeightsFile) {
+  const auto dir = std::filesystem::temp_directory_path() / ("slr_weights_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "w.txt").string();
+  {
+    std::ofstream out(path);
+    out << "# k then v, D = 3\n1.5 -2\n3e-1\n  4\n5 6.25 # trailing comment\n";
+  }
+  const auto w = erm::read_weights_file(path, 3);
+  ASSERT_EQ(w.size(), 6);
+  EXPECT_EQ(w[0], 1.5);
+  EXPECT_EQ(w[2], 0.3);
+  EXPECT_EQ(w[5], 6.25);
+  const auto message_of = [&](std::size_t D) {
+    try {
+      (void)erm::read_weights_file(path, D);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message_of(4).find("6 numbers, expected 2D = 8"), std::string::npos) << message_of(4);
+  EXPECT_NE(message_of(2).find("line 5: more than 2D = 4"), std::string::npos) << message_of(2);
+  {
+    std::ofstream out(path);
+    out << "1 2\n3 abc\n";
+  }
+  EXPECT_NE(message_of(2).find("line 2: 'abc' is not a number"), std::string::npos) << message_of(2);
+  EXPECT_NE(message_of(2).find(path), std::string::npos);
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(message_of(2).find("cannot open"), std::string::npos);
 }
 } // namespace

@@ -28,14 +28,37 @@ namespace slr::erm {
 [[nodiscard]] model::order_parameters measure_order_parameters(const teacher& teacher, const Eigen::VectorXd& k,
                                                                const Eigen::VectorXd& v);
 
-enum class initialisation { informed, random };
-/// Parses "informed" or "random"; throws std::invalid_argument otherwise.
+enum class initialisation {
+  informed, ///< k = k* + η g, v = v* + η g'
+  random,   ///< k = η g, v = η g'
+  given,    ///< weights read from a file (read_weights_file)
+  overlaps, ///< random weights with prescribed order parameters (weights_with_overlaps)
+};
+/// Parses "informed", "random", "given" or "overlaps"; throws std::invalid_argument otherwise.
 [[nodiscard]] initialisation parse_initialisation(std::string_view name);
 
 /// Initial w = [k; v]: informed k = k* + η g, v = v* + η g' (g, g' ~ N(0, I_D)); random
-/// k = η g, v = η g' (so |k|²/D ≈ η²). Stream (seed, initialisation). Throws if η < 0.
+/// k = η g, v = η g' (so |k|²/D ≈ η²). Stream (seed, initialisation). Throws if η < 0 or for
+/// the kinds that need more input (given, overlaps: use the functions below).
 [[nodiscard]] Eigen::VectorXd initial_weights(const teacher& teacher, initialisation kind, double noise,
                                               std::uint64_t seed);
+
+/// w = [k; v] with exactly the 7 given order parameters (up to rounding): the teacher part
+/// k = m_kk k* + m_kv v*, v = m_vk k* + m_vv v*, plus random directions orthogonal to k*, v* (and
+/// to each other) carrying the Cholesky factor of R = Q − MᵀM. Used for warm starts along an
+/// α-chain and for --init overlaps. Stream (seed, initialisation). Throws std::invalid_argument
+/// if the parameters are not finite or R is not positive semi-definite (tolerance 1e-10), or D < 4.
+[[nodiscard]] Eigen::VectorXd weights_with_overlaps(const teacher& teacher, const model::order_parameters& overlaps,
+                                                    std::uint64_t seed);
+
+/// Parses "m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv" (7 comma-separated numbers); throws
+/// std::invalid_argument naming the bad item.
+[[nodiscard]] model::order_parameters parse_overlaps(std::string_view text);
+
+/// Reads 2D numbers k_1 … k_D v_1 … v_D (whitespace-separated; '#' starts a comment), e.g. the
+/// output of numpy.savetxt(path, numpy.concatenate([k, v])). Throws std::invalid_argument naming
+/// the file, the line and the reason (unreadable, not a number, not finite, wrong count).
+[[nodiscard]] Eigen::VectorXd read_weights_file(const std::string& path, std::size_t dimension);
 
 enum class optimizer { lbfgs, gradient_flow };
 /// Parses "lbfgs" or "gradient-flow"; throws std::invalid_argument otherwise.

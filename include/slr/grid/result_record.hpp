@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +49,8 @@ struct result_record {
   [[nodiscard]] double get(std::string_view name) const { return values[column_index(name)]; }
   /// Sets the seven order_parameters.* columns.
   void set_order_parameters(const model::order_parameters& op);
+  /// The seven order_parameters.* columns, or nullopt if any is not finite (not measured).
+  [[nodiscard]] std::optional<model::order_parameters> order_parameters() const;
 };
 
 } // namespace slr::grid

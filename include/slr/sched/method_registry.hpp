@@ -25,6 +25,9 @@ struct option_spec {
   std::vector<std::string> choices;                      ///< for value_type::choice
   double minimum = -std::numeric_limits<double>::infinity(); ///< inclusive, for integer/real
   double maximum = std::numeric_limits<double>::infinity();  ///< inclusive
+  /// For options added after archives exist: while at its default the option is left out of a
+  /// point's canonical text, so points of existing archives keep their identities (and seeds).
+  bool omitted_when_default = false;
 };
 
 /// How a solve runs (never part of a point's identity: results do not depend on it).
