@@ -20,9 +20,16 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// One read pass over the tokens (the memory-bandwidth floor of an evaluation).
+// One read pass over the tokens (the memory-bandwidth floor of an evaluation), compiled for the
+// same ISA levels as the library's kernels (baseline SSE2 loads alone read ~20 % slower here), so
+// the ratio compares like with like.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(__AVX2__)
+#define BENCH_VECTOR_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define BENCH_VECTOR_CLONES
+#endif
 template <class T>
-double read_pass(const T* x, std::size_t n) {
+BENCH_VECTOR_CLONES double read_pass(const T* x, std::size_t n) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #pragma omp simd reduction(+ : s0, s1, s2, s3)
   for (std::size_t i = 0; i < n / 4 * 4; i += 4) {
