@@ -99,6 +99,38 @@ nlohmann::json overlaps_json(const model::order_parameters& op) {
           {"q_kk", op.q_kk}, {"q_kv", op.q_kv}, {"q_vv", op.q_vv}};
 }
 
+// Bad start inputs are input errors (exit 2, or a job-file error naming the entry), found
+// before anything is scheduled rather than as a failed point.
+void validate_erm(const grid::point& p) {
+  const auto kind = erm::parse_initialisation(option_text(p, "init"));
+  const auto& weights = option_text(p, "init-weights");
+  const auto& overlaps = option_text(p, "init-overlaps");
+  if (kind == erm::initialisation::given) {
+    if (weights.empty()) throw std::invalid_argument("option 'init-weights': --init given needs a weights file");
+    try {
+      (void)erm::read_weights_file(weights, dimension_of(p)); // readable, numbers, 2D of them
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("option 'init-weights': ") + e.what());
+    }
+  } else if (!weights.empty()) {
+    throw std::invalid_argument("option 'init-weights' is only used with init = given");
+  }
+  if (kind == erm::initialisation::overlaps) {
+    if (overlaps.empty())
+      throw std::invalid_argument("option 'init-overlaps': --init overlaps needs m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv");
+    model::order_parameters start;
+    try {
+      start = erm::parse_overlaps(overlaps);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("option 'init-overlaps': ") + e.what());
+    }
+    if (!start.is_admissible(1e-10))
+      throw std::invalid_argument("option 'init-overlaps': Q - M^T M is not positive semi-definite");
+  } else if (!overlaps.empty()) {
+    throw std::invalid_argument("option 'init-overlaps' is only used with init = overlaps");
+  }
+}
+
 grid::result_record solve_erm(const grid::point& p, const run_context& context) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t D = dimension_of(p);
@@ -256,6 +288,7 @@ method_descriptor describe_erm() {
       {"trajectory", type::choice, "0", "1: put the gradient-flow trajectory into the output", {"0", "1"}},
   };
   m.solve = solve_erm;
+  m.validate = validate_erm;
   m.cost_seconds = [](const grid::point& p) {
     const double entries = static_cast<double>(sequences_of(p)) * p.problem.lengths.mean() *
                            static_cast<double>(dimension_of(p));

@@ -90,6 +90,7 @@ void complete_point(grid::point& point) {
     // Keeps identities canonical: α and r mean nothing to a population-level method.
     point.alpha = point.r_k = point.r_v = grid::not_set;
   }
+  if (method.validate) method.validate(point);
 }
 
 double option_number(const grid::point& point, std::string_view name) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <map>
 #include <string>
 
 #include "slr/sched/method_registry.hpp"
@@ -142,12 +143,30 @@ TEST(MethodErm, OverlapStartsAndWarmStart) {
   for (const char* name : {"m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv"})
     EXPECT_NEAR(extra["initial_order_parameters"][name].get<double>(),
                 r.get(std::string("order_parameters.") + name), 1e-12) << name;
-  // Missing inputs of the new starts are clear failures.
-  auto missing = small_point();
-  missing.options["init"] = "given";
-  sched::complete_point(missing);
-  const auto failed = sched::solve_point(missing, {1});
-  EXPECT_EQ(failed.status, grid::status::failed);
-  EXPECT_NE(failed.message.find("init-weights"), std::string::npos) << failed.message;
+}
+
+// Bad start inputs are refused when the point is completed (before scheduling), naming the option.
+TEST(MethodErm, BadStartInputs) {
+  const auto message_of = [](std::map<std::string, std::string> options) {
+    auto p = small_point();
+    for (const auto& [k, v] : options) p.options[k] = v;
+    try {
+      sched::complete_point(p);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message_of({{"init", "given"}}).find("init-weights"), std::string::npos);
+  EXPECT_NE(message_of({{"init", "given"}, {"init-weights", "/nonexistent/w.txt"}}).find("cannot open"),
+            std::string::npos);
+  EXPECT_NE(message_of({{"init-weights", "w.txt"}}).find("only used with init = given"), std::string::npos);
+  EXPECT_NE(message_of({{"init", "overlaps"}}).find("init-overlaps"), std::string::npos);
+  EXPECT_NE(message_of({{"init", "overlaps"}, {"init-overlaps", "1,2"}}).find("expected 7"), std::string::npos);
+  // m_kk = 1 but q_kk = 0.5 < m_kk²: not realisable.
+  EXPECT_NE(message_of({{"init", "overlaps"}, {"init-overlaps", "1,0,0,0,0.5,0,1"}}).find("positive semi-definite"),
+            std::string::npos);
+  EXPECT_NE(message_of({{"init-overlaps", "1,0,0,0,1,0,1"}}).find("only used with init = overlaps"),
+            std::string::npos);
 }
 } // namespace

@@ -52,6 +52,9 @@ struct method_descriptor {
   std::function<double(const grid::point&)> cost_seconds;
   /// Estimated peak memory in bytes (for the per-node memory budget).
   std::function<std::size_t(const grid::point&)> memory_bytes;
+  /// Optional: checks option combinations of a completed point (before any work is scheduled);
+  /// throws std::invalid_argument naming the option and the reason.
+  std::function<void(const grid::point&)> validate;
 };
 
 [[nodiscard]] const std::vector<method_descriptor>& all_methods();
