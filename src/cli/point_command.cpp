@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "slr/cli/json_output.hpp"
+#include "slr/model/number_text.hpp"
 #include "slr/sched/method_registry.hpp"
 
 namespace slr::cli {
@@ -30,15 +31,9 @@ struct point_arguments {
 
 double parse_nu(const std::string& text) {
   if (text == "inf" || text == "infinity") return std::numeric_limits<double>::infinity();
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || used == 0) throw std::invalid_argument("--nu: '" + text + "' is not a number or inf");
-  return value;
+  const auto value = model::parse_number(text);
+  if (!value) throw std::invalid_argument("--nu: '" + text + "' is not a number or inf");
+  return *value;
 }
 
 // Prefixes an argument name to the messages of the model layer.

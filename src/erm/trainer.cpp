@@ -14,6 +14,7 @@
 #include <string>
 
 #include "slr/erm/normals.hpp"
+#include "slr/model/number_text.hpp"
 
 namespace slr::erm {
 namespace {
@@ -276,18 +277,12 @@ model::order_parameters parse_overlaps(std::string_view text) {
   while (position <= text.size()) {
     const std::size_t comma = std::min(text.find(',', position), text.size());
     const std::string item(text.substr(position, comma - position));
-    std::size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || item.find_first_not_of(" \t", used) != std::string::npos || !std::isfinite(value))
+    const auto value = model::parse_number(item);
+    if (!value || !std::isfinite(*value))
       throw std::invalid_argument("overlaps: '" + item + "' is not a finite number (expected m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv)");
     if (count == values.size())
       throw std::invalid_argument("overlaps: more than 7 numbers (expected m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv)");
-    values[count++] = value;
+    values[count++] = *value;
     position = comma + 1;
   }
   if (count != values.size())
@@ -317,20 +312,14 @@ Eigen::VectorXd read_weights_file(const std::string& path, std::size_t dimension
     std::istringstream fields(line);
     std::string item;
     while (fields >> item) {
-      std::size_t used = 0;
-      double value = 0;
-      try {
-        value = std::stod(item, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
+      const auto value = model::parse_number(item);
       const std::string where = "initial weights file '" + path + "', line " + std::to_string(line_number) + ": ";
-      if (used != item.size()) throw std::invalid_argument(where + "'" + item + "' is not a number");
-      if (!std::isfinite(value)) throw std::invalid_argument(where + "'" + item + "' is not finite");
+      if (!value) throw std::invalid_argument(where + "'" + item + "' is not a number");
+      if (!std::isfinite(*value)) throw std::invalid_argument(where + "'" + item + "' is not finite");
       if (count == expected)
         throw std::invalid_argument(where + "more than 2D = " + std::to_string(expected) + " numbers (k then v, D = " +
                                     std::to_string(dimension) + ")");
-      w[static_cast<Eigen::Index>(count++)] = value;
+      w[static_cast<Eigen::Index>(count++)] = *value;
     }
   }
   if (in.bad()) throw std::invalid_argument("initial weights file '" + path + "': read error");

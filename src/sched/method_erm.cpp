@@ -19,6 +19,7 @@
 #include "slr/erm/data.hpp"
 #include "slr/erm/loss.hpp"
 #include "slr/erm/trainer.hpp"
+#include "slr/model/number_text.hpp"
 #include "slr/theory/population.hpp"
 
 namespace slr::sched::detail {
@@ -53,18 +54,10 @@ std::vector<double> parse_times(const std::string& text) {
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
-    const auto first = item.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    std::size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(item.substr(first), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || item.find_first_not_of(" \t", first + used) != std::string::npos)
-      throw std::invalid_argument("option 'trajectory-times': '" + item + "' is not a number");
-    times.push_back(value);
+    if (item.find_first_not_of(" \t") == std::string::npos) continue;
+    const auto value = model::parse_number(item);
+    if (!value) throw std::invalid_argument("option 'trajectory-times': '" + item + "' is not a number");
+    times.push_back(*value);
   }
   return times;
 }
