@@ -2,7 +2,7 @@
 """Checks that archives of the same sweep run on different rank counts are identical.
 
 Every archive must hold each point exactly once, the same set of points, and the same values in
-every column except timings (wall_s, completed_unix, run_index). A few unchained points are
+every column except timings and memory (wall_s, completed_unix, run_index, grad_time_s, peak_rss_mb). A few unchained points are
 also checked against `slr-sweep point` (one process, no MPI): an independent computation.
 """
 import json
@@ -13,7 +13,7 @@ import sys
 import h5py
 import numpy as np
 
-TIMING = {"wall_s", "completed_unix", "run_index"}
+TIMING = {"wall_s", "completed_unix", "run_index", "grad_time_s", "peak_rss_mb"}  # and memory
 
 
 def load(path):
