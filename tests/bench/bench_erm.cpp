@@ -13,6 +13,7 @@
 #include "slr/erm/data.hpp"
 #include "slr/erm/loss.hpp"
 #include "slr/erm/trainer.hpp"
+#include "slr/model/parallel.hpp"
 
 namespace {
 using clock_type = std::chrono::steady_clock;
@@ -68,12 +69,18 @@ int main(int argc, char** argv) {
   std::printf("%-46s %9.3f s  (%.2f ns per normal; goal <= 1.5 s at D = N = 1e4)\n", "data generation (3 N D normals)",
               generation_s, generation_s / normals * 1e9);
 
-  const std::size_t entries = N * 3 * D;
   std::vector<double> reads;
   double sink = 0;
   for (int r = 0; r < 5; ++r) {
     t0 = clock_type::now();
-    sink += storage == erm::precision::f64 ? read_pass(data.tokens_f64(), entries) : read_pass(data.tokens_f32(), entries);
+    // With the same thread count and the same chunking over sequences as the loss (one read
+    // pass is the floor of one evaluation on that many threads).
+    sink += model::chunked_reduce(N, std::max<std::size_t>(16, (N + 63) / 64), threads, 0.0,
+                                  [&](std::size_t begin, std::size_t end, double& sum) {
+                                    const std::size_t offset = begin * 3 * D, count = (end - begin) * 3 * D;
+                                    sum += storage == erm::precision::f64 ? read_pass(data.tokens_f64() + offset, count)
+                                                                          : read_pass(data.tokens_f32() + offset, count);
+                                  });
     reads.push_back(seconds_since(t0));
   }
   const double read_s = median(reads);
