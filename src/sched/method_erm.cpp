@@ -109,6 +109,7 @@ void validate_erm(const grid::point& p) {
     throw std::invalid_argument("option 'init-weights' is only used with init = given");
   }
   if (kind == erm::initialisation::overlaps) {
+    if (dimension_of(p) < 4) throw std::invalid_argument("option 'init': overlaps needs D >= 4");
     if (overlaps.empty())
       throw std::invalid_argument("option 'init-overlaps': --init overlaps needs m_kk,m_kv,m_vk,m_vv,q_kk,q_kv,q_vv");
     model::order_parameters start;
@@ -157,7 +158,8 @@ grid::result_record solve_erm(const grid::point& p, const run_context& context) 
   Eigen::VectorXd w0;
   const auto warm_overlaps =
       context.warm_start != nullptr ? context.warm_start->order_parameters() : std::optional<model::order_parameters>{};
-  if (warm_overlaps && warm_overlaps->is_admissible(1e-8)) {
+  // (D ≥ 4: two directions orthogonal to k*, v* are needed; tiny test dimensions use the init.)
+  if (warm_overlaps && warm_overlaps->is_admissible(1e-8) && D >= 4) {
     // α-continuation: start from the overlaps the previous point of the chain reached (its data
     // are independent of ours, so its weights' noise directions carry nothing; its overlaps do).
     w0 = erm::weights_with_overlaps(teacher, *warm_overlaps, p.seed);

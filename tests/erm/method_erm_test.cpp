@@ -143,6 +143,13 @@ TEST(MethodErm, OverlapStartsAndWarmStart) {
   for (const char* name : {"m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv"})
     EXPECT_NEAR(extra["initial_order_parameters"][name].get<double>(),
                 r.get(std::string("order_parameters.") + name), 1e-12) << name;
+  // D < 4 leaves no room for the noise directions: the chain falls back to the point's own init.
+  auto tiny = small_point();
+  tiny.options["D"] = "3";
+  sched::complete_point(tiny);
+  const auto tiny_warm = sched::solve_point(tiny, context);
+  EXPECT_NE(tiny_warm.status, grid::status::failed) << tiny_warm.message;
+  EXPECT_EQ(nlohmann::json::parse(tiny_warm.extra_json)["init"], "informed");
 }
 
 // Bad start inputs are refused when the point is completed (before scheduling), naming the option.
@@ -167,6 +174,8 @@ TEST(MethodErm, BadStartInputs) {
   EXPECT_NE(message_of({{"init", "overlaps"}, {"init-overlaps", "1,0,0,0,0.5,0,1"}}).find("positive semi-definite"),
             std::string::npos);
   EXPECT_NE(message_of({{"init-overlaps", "1,0,0,0,1,0,1"}}).find("only used with init = overlaps"),
+            std::string::npos);
+  EXPECT_NE(message_of({{"init", "overlaps"}, {"init-overlaps", "0,0,0,0,1,0,1"}, {"D", "3"}}).find("D >= 4"),
             std::string::npos);
 }
 } // namespace
