@@ -235,18 +235,17 @@ Eigen::VectorXd weights_with_overlaps(const teacher& teacher, const model::order
   if (D < 4) throw std::invalid_argument("overlap initialisation needs D >= 4");
   for (double x : {op.m_kk, op.m_kv, op.m_vk, op.m_vv, op.q_kk, op.q_kv, op.q_vv})
     if (!std::isfinite(x)) throw std::invalid_argument("overlap initialisation: order parameters must be finite");
-  // Residual Gram matrix R = Q − MᵀM of the parts orthogonal to the teacher (all /D).
-  const double r_kk = op.q_kk - op.m_kk * op.m_kk - op.m_kv * op.m_kv;
-  const double r_kv = op.q_kv - op.m_kk * op.m_vk - op.m_kv * op.m_vv;
-  const double r_vv = op.q_vv - op.m_vk * op.m_vk - op.m_vv * op.m_vv;
-  constexpr double tolerance = 1e-10;
-  if (r_kk < -tolerance || r_vv < -tolerance || r_kv * r_kv > std::max(r_kk, 0.0) * std::max(r_vv, 0.0) + tolerance)
+  // The residual Gram matrix R = Q − MᵀM of the parts orthogonal to the teacher (all /D) must
+  // be PSD — the same admissibility test the rest of the code (and erm's option check) uses.
+  const Eigen::Matrix2d R = op.residual();
+  if (!op.is_admissible(1e-10))
     throw std::invalid_argument("overlap initialisation: Q - M^T M is not positive semi-definite (R_kk = " +
-                                std::to_string(r_kk) + ", R_kv = " + std::to_string(r_kv) + ", R_vv = " +
-                                std::to_string(r_vv) + ")");
-  const double a = std::sqrt(std::max(r_kk, 0.0));
-  const double b = a > 0 ? r_kv / a : 0.0;
-  const double c = std::sqrt(std::max(r_vv - b * b, 0.0));
+                                std::to_string(R(0, 0)) + ", R_kv = " + std::to_string(R(0, 1)) + ", R_vv = " +
+                                std::to_string(R(1, 1)) + ")");
+  // Cholesky factor of R (clipping the rounding-level negatives an admissible R may have).
+  const double a = std::sqrt(std::max(R(0, 0), 0.0));
+  const double b = a > 0 ? R(0, 1) / a : 0.0;
+  const double c = std::sqrt(std::max(R(1, 1) - b * b, 0.0));
   // Two random directions, orthonormalised against k*, v* and each other (Gram–Schmidt twice),
   // scaled to |g|² = D like the teacher.
   const auto Di = static_cast<Eigen::Index>(D);

@@ -165,13 +165,9 @@ grid::result_record solve_erm(const grid::point& p, const run_context& context) 
     w0 = erm::weights_with_overlaps(teacher, *warm_overlaps, p.seed);
     start_description = "warm-start";
   } else if (start_kind == erm::initialisation::given) {
-    const auto& path = option_text(p, "init-weights");
-    if (path.empty()) throw std::invalid_argument("option 'init-weights': --init given needs a weights file");
-    w0 = erm::read_weights_file(path, D);
+    w0 = erm::read_weights_file(option_text(p, "init-weights"), D); // presence checked by validate_erm
   } else if (start_kind == erm::initialisation::overlaps) {
-    const auto& text = option_text(p, "init-overlaps");
-    if (text.empty()) throw std::invalid_argument("option 'init-overlaps': --init overlaps needs the 7 order parameters");
-    w0 = erm::weights_with_overlaps(teacher, erm::parse_overlaps(text), p.seed);
+    w0 = erm::weights_with_overlaps(teacher, erm::parse_overlaps(option_text(p, "init-overlaps")), p.seed);
   } else {
     w0 = erm::initial_weights(teacher, start_kind, option_number(p, "init-noise"), p.seed);
   }
