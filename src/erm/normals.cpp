@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <bit>
-#include <stdexcept>
 #include <cmath>
 #include <numbers>
+#include <stdexcept>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #include <immintrin.h>
@@ -64,24 +64,24 @@ SLR_ERM_INLINE double polynomial_log(double x) noexcept {
 // sin x and cos x on [0, π/4] by Taylor series to x^17 / x^18 (truncation < 1e-17).
 SLR_ERM_INLINE void polynomial_sincos(double x, double& sine, double& cosine) noexcept {
   const double x2 = x * x;
-  double s = 1.0 / 355687428096000.0;              // +1/17!, then Horner down to −1/3!
+  double s = 1.0 / 355687428096000.0;                        // +1/17!, then Horner down to −1/3!
   s = std::fma(s, x2, -1.0 / 1307674368000.0);              // −1/15!
-  s = std::fma(s, x2, 1.0 / 6227020800.0);                 // +1/13!
+  s = std::fma(s, x2, 1.0 / 6227020800.0);                  // +1/13!
   s = std::fma(s, x2, -1.0 / 39916800.0);                   // −1/11!
-  s = std::fma(s, x2, 1.0 / 362880.0);                     // +1/9!
+  s = std::fma(s, x2, 1.0 / 362880.0);                      // +1/9!
   s = std::fma(s, x2, -1.0 / 5040.0);                       // −1/7!
-  s = std::fma(s, x2, 1.0 / 120.0);                        // +1/5!
+  s = std::fma(s, x2, 1.0 / 120.0);                         // +1/5!
   s = std::fma(s, x2, -1.0 / 6.0);                          // −1/3!
   sine = std::fma(x * x2, s, x);
-  double c = 1.0 / 6402373705728000.0;             // +1/18!
+  double c = 1.0 / 6402373705728000.0;                       // +1/18!
   c = std::fma(c, x2, -1.0 / 20922789888000.0);             // −1/16!
-  c = std::fma(c, x2, 1.0 / 87178291200.0);                // +1/14!
+  c = std::fma(c, x2, 1.0 / 87178291200.0);                 // +1/14!
   c = std::fma(c, x2, -1.0 / 479001600.0);                  // −1/12!
-  c = std::fma(c, x2, 1.0 / 3628800.0);                    // +1/10!
+  c = std::fma(c, x2, 1.0 / 3628800.0);                     // +1/10!
   c = std::fma(c, x2, -1.0 / 40320.0);                      // −1/8!
-  c = std::fma(c, x2, 1.0 / 720.0);                        // +1/6!
+  c = std::fma(c, x2, 1.0 / 720.0);                         // +1/6!
   c = std::fma(c, x2, -1.0 / 24.0);                         // −1/4!
-  c = std::fma(c, x2, 0.5);                                // +1/2!
+  c = std::fma(c, x2, 0.5);                                 // +1/2!
   cosine = std::fma(-x2, c, 1.0);
 }
 
