@@ -1,6 +1,6 @@
 # Test registration in one place (deal.II style): the rank count is part of an MPI test's
 # name (name.np3), and PROCESSORS / LABELS / TIMEOUT are always set.
-set(SLR_REFERENCE_DIR "${PROJECT_SOURCE_DIR}/../shared/reference" CACHE PATH "Reference numbers (shared/reference)")
+set(SLR_REFERENCE_DIR "${PROJECT_SOURCE_DIR}/tests/reference" CACHE PATH "Reference numbers from independent implementations (tests/reference)")
 
 # MPI tests run as root in CI containers and on machines with fewer cores than ranks.
 if(NOT "--oversubscribe" IN_LIST MPIEXEC_PREFLAGS)

@@ -1,4 +1,4 @@
-// Population theory against the independent reference (shared/reference/population.json),
+// Population theory against the independent reference (tests/reference/population.json),
 // the exact closed forms of THEORY.md §3, and a brute-force finite-D simulation.
 #include <gtest/gtest.h>
 

@@ -1,0 +1,43 @@
+#pragma once
+// One setting of the attention-indexed model with a tied single-head attention student
+// (docs: tied-attention conventions, normalisations of TIED_ATTENTION.md §0–1 copied into
+// docs/theory when the model is documented). Plain values: no I/O, no MPI, no HDF5.
+//
+// Teacher: S* = W* W*ᵀ/√(r* d), W* ∈ R^{d×r*} iid N(0,1), r* = round(k0 d) (Marchenko–Pastur target).
+// Field:   h_ab(S; X) = (x_aᵀ S x_b − δ_ab Tr S)/√d, a, b = 1..T.
+// Labels:  Y = σ_β0(h(S*; X) + √Δ Ξ) (row-wise softmax of the T×T matrix).
+// Student: factorised S = W Wᵀ/√(r d), r = round(k d), penalty λ d Tr S;
+//          direct symmetric S, penalty λ d ‖S‖²_F; psd-nuclear S ⪰ 0, penalty λ d Tr S.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace slr::tied {
+
+enum class parametrisation { factorised, direct, psd_nuclear };
+
+/// "factorised", "direct", "psd-nuclear".
+[[nodiscard]] std::string_view parametrisation_name(parametrisation p) noexcept;
+/// Throws std::invalid_argument naming the accepted names.
+[[nodiscard]] parametrisation parse_parametrisation(std::string_view name);
+
+struct problem {
+  int T = 2;              ///< sequence length (tokens per sequence), T ≥ 2
+  double alpha = 1.0;     ///< sample complexity: n = α d² training sequences, α > 0
+  double k0 = 0.5;        ///< target rank ratio r*/d, 0 < k0 ≤ 1 (MP target)
+  double k = 1.0;         ///< student width ratio r/d (factorised), k > 0; ignored by direct
+  double lambda = 0.01;   ///< weight decay λ ≥ 0 (penalty λ d Tr S or λ d ‖S‖²_F)
+  double delta = 0.5;     ///< pre-softmax label-noise variance Δ ≥ 0
+  double beta = 1.0;      ///< student inverse temperature β > 0
+  double beta0 = 1.0;     ///< teacher inverse temperature β0 > 0
+  tied::parametrisation param = tied::parametrisation::factorised;
+
+  /// Throws std::invalid_argument "<name>: <reason>" for the first out-of-range value.
+  void validate() const;
+  /// L = T(T+1)/2: number of distinct fields of a sequence.
+  [[nodiscard]] int fields() const noexcept { return T * (T + 1) / 2; }
+  /// Q0 = (1/d) Tr S*² in the limit d → ∞: 1 + k0.
+  [[nodiscard]] double target_second_moment() const noexcept { return 1.0 + k0; }
+};
+
+} // namespace slr::tied
