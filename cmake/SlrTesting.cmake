@@ -7,6 +7,8 @@ if(NOT "--oversubscribe" IN_LIST MPIEXEC_PREFLAGS)
   list(APPEND MPIEXEC_PREFLAGS --oversubscribe)
 endif()
 set(SLR_MPI_TEST_ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+# Script tests that launch mpirun themselves get the launcher and its flags as one string.
+string(REPLACE ";" " " slr_mpiexec_preflags_text "${MPIEXEC_PREFLAGS}")
 
 # slr_add_gtest(<name> SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s])
 function(slr_add_gtest name)
@@ -50,5 +52,5 @@ function(slr_add_script_test name)
   endif()
   add_test(NAME ${name} COMMAND ${ARG_COMMAND})
   set_tests_properties(${name} PROPERTIES PROCESSORS ${ARG_PROCESSORS} LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
-    ENVIRONMENT "SLR_SWEEP=$<TARGET_FILE:slr-sweep>;SLR_REFERENCE_DIR=${SLR_REFERENCE_DIR}")
+    ENVIRONMENT "SLR_SWEEP=$<TARGET_FILE:slr-sweep>;SLR_REFERENCE_DIR=${SLR_REFERENCE_DIR};SLR_MPIEXEC=${MPIEXEC_EXECUTABLE};SLR_MPIEXEC_PREFLAGS=${slr_mpiexec_preflags_text};${SLR_MPI_TEST_ENVIRONMENT}")
 endfunction()

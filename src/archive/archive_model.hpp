@@ -24,6 +24,7 @@ public:
   [[nodiscard]] const journal_job& job() const noexcept { return job_; }
   [[nodiscard]] const std::vector<point_row>& rows() const noexcept { return rows_; }
   [[nodiscard]] std::vector<run_row>& runs() noexcept { return runs_; }
+  [[nodiscard]] const std::vector<run_row>& runs() const noexcept { return runs_; }
   [[nodiscard]] std::uint64_t point_records() const noexcept { return point_records_; }
   [[nodiscard]] const std::unordered_map<std::uint64_t, std::size_t>& row_of() const noexcept { return row_of_; }
 

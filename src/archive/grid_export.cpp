@@ -69,10 +69,9 @@ void write_grid(const std::filesystem::path& path, const grid_dataset& data) {
                                   " values for " + std::to_string(cells) + " grid cells");
   }
 
-  auto temporary = path;
-  temporary += ".tmp";
+  const auto temporary = path; // names in messages
   {
-    auto file = h5::file_create(temporary.string());
+    auto file = h5::file_create_in_memory(path.string());
     std::vector<h5::handle> scales;
     for (const auto& axis : data.axes) {
       const std::string what = temporary.string() + ":/" + axis.name;
@@ -110,10 +109,8 @@ void write_grid(const std::filesystem::path& path, const grid_dataset& data) {
     }
     for (const auto& [name, value] : data.attributes) h5::write_text_attribute(file, name.c_str(), value);
     scales.clear();
-    file.close(); // checked: a failed flush must not be renamed into place
+    h5::save_image(file, path); // temporary file, fsync, rename: a failure leaves no partial file
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw archive_error("cannot rename " + temporary.string() + " to " + path.string() + ": " + std::strerror(errno));
 }
 
 } // namespace slr::archive

@@ -1,6 +1,12 @@
 #include "hdf5_calls.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace slr::archive::h5 {
@@ -36,6 +42,63 @@ handle file_create(const std::string& path) {
   // Compatible with HDF5 ≥ 1.8 readers (h5py builds with older HDF5 still read it).
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds", path);
   return {check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), "H5Fcreate", path), H5Fclose, path};
+}
+
+handle file_create_in_memory(const std::string& name) {
+  silence_error_stack();
+  auto fcpl = property_list(H5P_FILE_CREATE, "file creation properties of " + name);
+  auto fapl = property_list(H5P_FILE_ACCESS, "file access properties of " + name);
+  check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds", name);
+  check(H5Pset_fapl_core(fapl.get(), 1 << 20, 0), "H5Pset_fapl_core", name);
+  // The core driver registers files by name: a per-process counter keeps names distinct.
+  static std::atomic<unsigned long> counter{0};
+  const std::string label = name + " (in memory #" + std::to_string(++counter) + ")";
+  return {check(H5Fcreate(label.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), "H5Fcreate", name), H5Fclose, name};
+}
+
+void save_image(handle& file, const std::filesystem::path& path) {
+  check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "H5Fflush", file.what());
+  const ssize_t size = check(H5Fget_file_image(file.get(), nullptr, 0), "H5Fget_file_image", file.what());
+  std::string image(static_cast<std::size_t>(size), '\0');
+  check(H5Fget_file_image(file.get(), image.data(), image.size()), "H5Fget_file_image", file.what());
+  file.close();
+
+  auto temporary = path;
+  temporary += ".tmp";
+  const auto fail = [&](const std::string& action, const std::filesystem::path& subject, int error) {
+    ::unlink(temporary.c_str());
+    throw archive_error("cannot " + action + " " + subject.string() + ": " + std::strerror(error));
+  };
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw archive_error("cannot create " + temporary.string() + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < image.size()) {
+    const ssize_t n = ::write(fd, image.data() + done, image.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      fail("write", temporary, error);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    ::close(fd);
+    fail("write", temporary, error);
+  }
+  if (::close(fd) != 0) fail("write", temporary, errno);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("rename " + temporary.string() + " to", path, errno);
+  auto directory = path.parent_path();
+  if (directory.empty()) directory = ".";
+  const int dfd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    const int rc = ::fsync(dfd);
+    const int error = errno;
+    ::close(dfd);
+    if (rc != 0 && error != EINVAL)
+      throw archive_error("cannot fsync directory " + directory.string() + ": " + std::strerror(error));
+  }
 }
 
 handle file_open_read_only(const std::string& path) {

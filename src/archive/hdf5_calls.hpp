@@ -3,6 +3,7 @@
 // owner per HDF5 identifier. Nothing outside src/archive includes hdf5.h.
 #include <hdf5.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 #include <utility>
@@ -79,6 +80,14 @@ private:
 
 // Checked constructors of owned handles.
 [[nodiscard]] handle file_create(const std::string& path);
+/// A new HDF5 file held in memory (core driver, no backing store): nothing reaches the disk
+/// until save_image(). `name` only labels it in messages.
+[[nodiscard]] handle file_create_in_memory(const std::string& name);
+/// Closes an in-memory `file` (checked) and writes its image to `path` atomically with plain
+/// POSIX calls: "<path>.tmp", fsync, rename, fsync of the directory. A full disk or an I/O
+/// error is then one errno in an archive_error naming the path, the temporary file is removed,
+/// and no HDF5 file is left half-closed for the library's shutdown to trip over.
+void save_image(handle& file, const std::filesystem::path& path);
 [[nodiscard]] handle file_open_read_only(const std::string& path);
 [[nodiscard]] handle dataset_open(const handle& file, const char* name);
 [[nodiscard]] handle property_list(hid_t cls, const std::string& what);

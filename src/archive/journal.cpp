@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
+#include <sys/mman.h>
+
+#include "crc32c.hpp"
 #include "journal_internal.hpp"
 #include "slr/archive/archive_error.hpp"
 #include "slr/model/random.hpp"
@@ -17,12 +21,27 @@
 namespace slr::archive {
 namespace {
 
-constexpr char frame_magic[4] = {'S', 'L', 'R', 'J'};
-constexpr std::size_t frame_header_size = 24; // magic, type, length, reserved, checksum
+constexpr char frame_magic_v1[4] = {'S', 'L', 'R', 'J'};
+constexpr char frame_magic_v2[4] = {'S', 'L', 'R', '2'};
+constexpr std::size_t frame_header_v1 = 24; // magic, type, length, reserved, FNV-1a-64
+constexpr std::size_t frame_header_v2 = 20; // magic, type, length, payload CRC, header CRC
 constexpr std::uint32_t max_payload = 1u << 30;
-constexpr std::string_view header_text = "slr-sweep journal v1";
+constexpr std::string_view header_text_v1 = "slr-sweep journal v1";
+constexpr std::string_view header_text_v2 = "slr-sweep journal v2";
 
 enum record_type : std::uint32_t { header = 1, job = 2, run_begin = 3, run_end = 4, point = 5, schema = 6 };
+
+const char* record_type_name(std::uint32_t type) {
+  switch (type) {
+  case header: return "header";
+  case job: return "job";
+  case run_begin: return "run-begin";
+  case run_end: return "run-end";
+  case point: return "point";
+  case schema: return "column-schema";
+  default: return "unknown";
+  }
+}
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -79,7 +98,7 @@ private:
   std::size_t position_ = 0;
 };
 
-std::uint64_t checksum(std::uint32_t type, std::uint32_t length, std::string_view payload) {
+std::uint64_t checksum_v1(std::uint32_t type, std::uint32_t length, std::string_view payload) {
   std::string text;
   text.reserve(8 + payload.size());
   text.append(reinterpret_cast<const char*>(&type), 4);
@@ -90,15 +109,15 @@ std::uint64_t checksum(std::uint32_t type, std::uint32_t length, std::string_vie
 
 std::string frame(std::uint32_t type, std::string_view payload) {
   const auto length = static_cast<std::uint32_t>(payload.size());
-  const std::uint32_t reserved = 0;
-  const std::uint64_t sum = checksum(type, length, payload);
+  const std::uint32_t payload_crc = crc32c(payload);
   std::string out;
-  out.reserve(frame_header_size + payload.size());
-  out.append(frame_magic, 4);
+  out.reserve(frame_header_v2 + payload.size());
+  out.append(frame_magic_v2, 4);
   out.append(reinterpret_cast<const char*>(&type), 4);
   out.append(reinterpret_cast<const char*>(&length), 4);
-  out.append(reinterpret_cast<const char*>(&reserved), 4);
-  out.append(reinterpret_cast<const char*>(&sum), 8);
+  out.append(reinterpret_cast<const char*>(&payload_crc), 4);
+  const std::uint32_t header_crc = crc32c(out);
+  out.append(reinterpret_cast<const char*>(&header_crc), 4);
   out.append(payload);
   return out;
 }
@@ -119,7 +138,7 @@ std::string encode_schema(const std::vector<std::string>& names) {
 
 std::string encode_header() {
   encoder e;
-  e.str(header_text);
+  e.str(header_text_v2);
   return frame(header, e.bytes());
 }
 
@@ -180,63 +199,198 @@ struct entry_encoder {
   }
 };
 
-// Replays frames from a file descriptor, from `offset`, until the end or the first bad frame.
+// The whole journal as bytes, read with pread (not mmap: a writer may truncate a torn tail
+// meanwhile, which would turn a mapped read into SIGBUS).
+std::string read_whole(int fd, const std::string& what) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) throw journal_error("cannot stat " + what + ": " + errno_text());
+  if (S_ISDIR(st.st_mode)) throw journal_error(what + " is a directory, not a journal");
+  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t got = pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw journal_error("cannot read " + what + ": " + errno_text());
+    if (got == 0) break; // truncated meanwhile: what is there is what counts
+    done += static_cast<std::size_t>(got);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
+template <class T>
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// What the bytes at one position are.
+struct frame_view {
+  enum class state { intact, incomplete, bad } status = state::bad;
+  bool header_ok = false;  // the type and length can be trusted (v2 header CRC, or a plausible v1 header)
+  std::uint32_t type = 0;
+  std::size_t size = 0;    // header + payload (when header_ok)
+  std::string_view payload;
+};
+
+frame_view look_at(std::string_view file, std::size_t position) {
+  frame_view f;
+  const std::size_t rest = file.size() - position;
+  const char* p = file.data() + position;
+  const auto starts_with = [&](const char* magic) { return std::memcmp(p, magic, std::min<std::size_t>(4, rest)) == 0; };
+  using state = frame_view::state;
+  if (rest < 4) {
+    f.status = starts_with(frame_magic_v1) || starts_with(frame_magic_v2) ? state::incomplete : state::bad;
+    return f;
+  }
+  if (std::memcmp(p, frame_magic_v2, 4) == 0) {
+    if (rest < frame_header_v2) {
+      f.status = state::incomplete;
+      return f;
+    }
+    if (crc32c(std::string_view(p, 16)) != load<std::uint32_t>(p + 16)) return f; // bad header
+    f.type = load<std::uint32_t>(p + 4);
+    const auto length = load<std::uint32_t>(p + 8);
+    if (length > max_payload) return f;
+    f.header_ok = true;
+    f.size = frame_header_v2 + length;
+    if (rest < f.size) {
+      f.status = state::incomplete;
+      return f;
+    }
+    f.payload = std::string_view(p + frame_header_v2, length);
+    f.status = crc32c(f.payload) == load<std::uint32_t>(p + 12) ? state::intact : state::bad;
+    return f;
+  }
+  if (std::memcmp(p, frame_magic_v1, 4) == 0) {
+    if (rest < frame_header_v1) {
+      f.status = state::incomplete;
+      return f;
+    }
+    f.type = load<std::uint32_t>(p + 4);
+    const auto length = load<std::uint32_t>(p + 8);
+    if (length > max_payload) return f;
+    f.header_ok = true; // unprotected in v1: plausible only
+    f.size = frame_header_v1 + length;
+    if (rest < f.size) {
+      f.status = state::incomplete;
+      return f;
+    }
+    f.payload = std::string_view(p + frame_header_v1, length);
+    f.status = checksum_v1(f.type, length, f.payload) == load<std::uint64_t>(p + 16) ? state::intact : state::bad;
+    return f;
+  }
+  return f;
+}
+
+// The next position ≥ from where an intact frame starts, or npos.
+std::size_t next_intact(std::string_view file, std::size_t from) {
+  while (from < file.size()) {
+    const auto hit = file.find("SLR", from);
+    if (hit == std::string_view::npos || hit + 4 > file.size()) return std::string_view::npos;
+    if ((file[hit + 3] == 'J' || file[hit + 3] == '2') && look_at(file, hit).status == frame_view::state::intact)
+      return hit;
+    from = hit + 1;
+  }
+  return std::string_view::npos;
+}
+
+std::vector<std::string> standard_schema() {
+  std::vector<std::string> names;
+  for (const auto& c : grid::result_columns) names.push_back(archive_column_name(c));
+  return names;
+}
+
+// Replays every intact record of a journal image; see the file comment of journal.hpp for how
+// damage, torn tails and intact records are told apart.
 class journal_scanner {
 public:
-  journal_scanner(int fd, std::string what) : fd_(fd), what_(std::move(what)) {}
-
-  // Calls on_entry for every decoded entry; returns the end of the intact prefix.
-  template <class OnEntry>
-  std::uint64_t scan(std::uint64_t offset, bool expect_header, OnEntry&& on_entry) {
-    struct stat st;
-    if (fstat(fd_, &st) != 0) throw journal_error("cannot stat " + what_ + ": " + errno_text());
-    file_size_ = static_cast<std::uint64_t>(st.st_size);
-    std::uint64_t position = offset;
-    bool first = expect_header;
-    std::string header_bytes(frame_header_size, '\0');
-    std::string payload;
-    while (position + frame_header_size <= file_size_) {
-      read_at(position, header_bytes.data(), frame_header_size);
-      if (std::memcmp(header_bytes.data(), frame_magic, 4) != 0) break;
-      std::uint32_t type, length;
-      std::uint64_t sum;
-      std::memcpy(&type, header_bytes.data() + 4, 4);
-      std::memcpy(&length, header_bytes.data() + 8, 4);
-      std::memcpy(&sum, header_bytes.data() + 16, 8);
-      if (length > max_payload || position + frame_header_size + length > file_size_) break;
-      payload.resize(length);
-      read_at(position + frame_header_size, payload.data(), length);
-      if (checksum(type, length, payload) != sum) break;
-      if (first) {
-        if (type != header || decoder(payload).str() != header_text)
-          throw journal_error(what_ + " is not an slr-sweep journal (or a newer format)");
-        first = false;
-      } else {
-        decode(type, payload, on_entry);
-      }
-      position += frame_header_size + length;
-    }
-    if (first) throw journal_error(what_ + " has no intact header record (not an slr-sweep journal, or empty)");
-    return position;
+  explicit journal_scanner(std::string what) : what_(std::move(what)) {
+    // Point records with the standard result columns stay decodable even if the schema record
+    // they refer to is the damaged one.
+    auto names = standard_schema();
+    fallback_schemas_[schema_hash(names)] = std::move(names);
   }
 
-  std::uint64_t file_size() const { return file_size_; }
+  template <class OnEntry>
+  void scan(std::string_view file, journal_contents& contents, OnEntry&& on_entry) {
+    contents.file_bytes = file.size();
+    std::size_t position = 0;
+    bool seen_header = false;
+    while (position < file.size()) {
+      const auto f = look_at(file, position);
+      if (f.status == frame_view::state::intact) {
+        if (!seen_header) {
+          check_header(f, position);
+          seen_header = true;
+        }
+        if (f.type != header && !decode(f.type, f.payload, on_entry))
+          contents.damage.push_back({position, position + f.size, "point (its column-schema record is damaged)",
+                                     true, load<std::uint64_t>(f.payload.data())});
+        position += f.size;
+        contents.valid_bytes = position;
+        continue;
+      }
+      // Not an intact record here. A v2 header that survived tells where the next record starts.
+      std::size_t next = std::string_view::npos;
+      if (f.header_ok && f.status == frame_view::state::bad && position + f.size <= file.size() &&
+          (position + f.size == file.size() ||
+           look_at(file, position + f.size).status == frame_view::state::intact))
+        next = position + f.size;
+      else
+        next = next_intact(file, position + 1);
+      if (next == std::string_view::npos || next == file.size()) {
+        // Nothing intact follows: a torn tail. A crash mid-append leaves a prefix of the record,
+        // zeros, or stale blocks (data=writeback file systems); none of it was acknowledged,
+        // unless bit rot hit the very last record, which the snapshot merge or a resume brings back.
+        contents.ignored_bytes = file.size() - position;
+        break;
+      }
+      contents.damage.push_back(describe(file, position, next, f));
+      position = next;
+    }
+    if (!seen_header)
+      throw journal_error(what_ + " holds no intact slr-sweep journal record (not a journal, or empty)");
+  }
+
   std::unordered_map<std::uint64_t, std::vector<std::string>>& schemas() { return schemas_; }
 
 private:
-  void read_at(std::uint64_t position, char* out, std::size_t n) {
-    std::size_t done = 0;
-    while (done < n) {
-      const ssize_t got = pread(fd_, out + done, n - done, static_cast<off_t>(position + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) throw journal_error("cannot read " + what_ + ": " + errno_text());
-      if (got == 0) throw journal_error("unexpected end of " + what_);
-      done += static_cast<std::size_t>(got);
+  void check_header(const frame_view& f, std::size_t position) {
+    if (f.type != header) {
+      // The first intact record is not the header: fine if the header itself was damaged
+      // (reported as damage), foreign otherwise.
+      if (position == 0) throw journal_error(what_ + " is not an slr-sweep journal (or a newer format)");
+      return;
     }
+    std::string text;
+    try {
+      text = decoder(f.payload).str();
+    } catch (const journal_error&) {
+    }
+    if (text != header_text_v1 && text != header_text_v2)
+      throw journal_error(what_ + " is not an slr-sweep journal (or a newer format: \"" + text + "\")");
   }
 
+  static journal_damage describe(std::string_view file, std::size_t begin, std::size_t end, const frame_view& f) {
+    journal_damage d;
+    d.begin = begin;
+    d.end = end;
+    d.record_type = f.header_ok ? record_type_name(f.type) : "unknown";
+    const std::size_t header_size = file.substr(begin).starts_with(std::string_view(frame_magic_v2, 4))
+                                        ? frame_header_v2
+                                        : frame_header_v1;
+    if (f.header_ok && f.type == point && begin + header_size + 8 <= end) {
+      d.has_point_id = true;
+      d.point_id = load<std::uint64_t>(file.data() + begin + header_size);
+    }
+    return d;
+  }
+
+  // Decodes one intact record; false if it is a point record whose column schema is unknown.
   template <class OnEntry>
-  void decode(std::uint32_t type, std::string_view payload, OnEntry& on_entry) {
+  bool decode(std::uint32_t type, std::string_view payload, OnEntry& on_entry) {
     decoder d(payload);
     switch (type) {
     case job: {
@@ -246,7 +400,7 @@ private:
       j.source_name = d.str();
       j.name = d.str();
       on_entry(journal_entry{std::move(j)});
-      return;
+      return true;
     }
     case run_begin: {
       journal_run_begin b;
@@ -256,7 +410,7 @@ private:
       b.run.host = d.str();
       b.run.command = d.str();
       on_entry(journal_entry{std::move(b)});
-      return;
+      return true;
     }
     case run_end: {
       journal_run_end r;
@@ -264,7 +418,7 @@ private:
       r.end_unix = d.f64();
       r.exit_reason = d.str();
       on_entry(journal_entry{std::move(r)});
-      return;
+      return true;
     }
     case schema: {
       const auto hash = d.u64();
@@ -272,7 +426,7 @@ private:
       std::vector<std::string> names;
       for (std::uint32_t i = 0; i < n; ++i) names.push_back(d.str());
       schemas_[hash] = std::move(names);
-      return;
+      return true;
     }
     case point: {
       point_row p;
@@ -298,14 +452,15 @@ private:
       p.extra_json = d.str();
       const auto hash = d.u64();
       const auto n = d.u32();
-      const auto it = schemas_.find(hash);
-      if (it == schemas_.end() || it->second.size() != n)
-        throw journal_error(what_ + ": a point record refers to an unknown column schema");
-      p.value_names = it->second;
+      const std::vector<std::string>* names = nullptr;
+      if (const auto it = schemas_.find(hash); it != schemas_.end()) names = &it->second;
+      else if (const auto jt = fallback_schemas_.find(hash); jt != fallback_schemas_.end()) names = &jt->second;
+      if (names == nullptr || names->size() != n) return false;
+      p.value_names = *names;
       p.values.resize(n);
       for (auto& v : p.values) v = d.f64();
       on_entry(journal_entry{std::move(p)});
-      return;
+      return true;
     }
     default:
       throw journal_error(what_ + ": unsupported record type " + std::to_string(type) +
@@ -313,11 +468,25 @@ private:
     }
   }
 
-  int fd_;
   std::string what_;
-  std::uint64_t file_size_ = 0;
-  std::unordered_map<std::uint64_t, std::vector<std::string>> schemas_;
+  std::unordered_map<std::uint64_t, std::vector<std::string>> schemas_;          // recorded in the file
+  std::unordered_map<std::uint64_t, std::vector<std::string>> fallback_schemas_; // known to this build
 };
+
+journal_contents scan_descriptor(int fd, const std::string& what) {
+  const std::string bytes = read_whole(fd, what);
+  journal_contents contents;
+  journal_scanner scanner(what);
+  scanner.scan(bytes, contents, [&](journal_entry&& e) { contents.entries.push_back(std::move(e)); });
+  return contents;
+}
+
+std::string archive_of(const std::filesystem::path& journal) {
+  auto text = journal.string();
+  constexpr std::string_view suffix = ".journal";
+  if (text.ends_with(suffix)) text.resize(text.size() - suffix.size());
+  return text;
+}
 
 bool locking_disabled() {
   const char* value = std::getenv("HDF5_USE_FILE_LOCKING");
@@ -376,21 +545,41 @@ std::filesystem::path journal_path(const std::filesystem::path& archive_path) {
 
 std::string encode_record(const journal_entry& entry) { return std::visit(entry_encoder{}, entry); }
 
+std::uint64_t journal_contents::damaged_bytes() const noexcept {
+  std::uint64_t total = 0;
+  for (const auto& d : damage) total += d.end - d.begin;
+  return total;
+}
+
+std::string describe_damage(const journal_contents& contents, std::size_t max_lines) {
+  std::string out;
+  for (std::size_t i = 0; i < contents.damage.size() && i < max_lines; ++i) {
+    const auto& d = contents.damage[i];
+    if (!out.empty()) out += "\n";
+    out += "  bytes " + std::to_string(d.begin) + "-" + std::to_string(d.end) + " (" +
+           std::to_string(d.end - d.begin) + " bytes): " + d.record_type + " record";
+    if (d.has_point_id) {
+      char id[24];
+      std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(d.point_id));
+      out += std::string(" of point ") + id + " (id unverified)";
+    }
+  }
+  if (contents.damage.size() > max_lines)
+    out += "\n  … and " + std::to_string(contents.damage.size() - max_lines) + " more damaged stretches";
+  return out;
+}
+
 journal_contents read_journal(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw journal_error("cannot open journal " + path.string() + ": " + errno_text());
-  journal_contents contents;
   try {
-    journal_scanner scanner(fd, "journal " + path.string());
-    contents.valid_bytes =
-        scanner.scan(0, true, [&](journal_entry&& e) { contents.entries.push_back(std::move(e)); });
-    contents.ignored_bytes = scanner.file_size() - contents.valid_bytes;
+    auto contents = scan_descriptor(fd, "journal " + path.string());
+    ::close(fd);
+    return contents;
   } catch (...) {
     ::close(fd);
     throw;
   }
-  ::close(fd);
-  return contents;
 }
 
 journal_writer::journal_writer(int fd, std::filesystem::path path, std::uint64_t size) noexcept
@@ -450,7 +639,8 @@ journal_writer journal_writer::create(const std::filesystem::path& path, const j
   return writer;
 }
 
-journal_writer journal_writer::open(const std::filesystem::path& path, journal_contents& contents) {
+journal_writer journal_writer::open(const std::filesystem::path& path, journal_contents& contents,
+                                   bool accept_damage) {
   const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) throw archive_not_found_error("no journal at " + path.string());
@@ -458,18 +648,66 @@ journal_writer journal_writer::open(const std::filesystem::path& path, journal_c
   }
   journal_writer writer(fd, path, 0);
   take_lock(fd, path);
+  journal_scanner scanner("journal " + path.string());
   contents = {};
-  journal_scanner scanner(fd, "journal " + path.string());
-  contents.valid_bytes = scanner.scan(0, true, [&](journal_entry&& e) { contents.entries.push_back(std::move(e)); });
-  contents.ignored_bytes = scanner.file_size() - contents.valid_bytes;
+  const std::string bytes = read_whole(fd, "journal " + path.string());
+  scanner.scan(bytes, contents, [&](journal_entry&& e) { contents.entries.push_back(std::move(e)); });
   for (const auto& [hash, names] : scanner.schemas()) writer.schemas_.insert(hash);
+  if (contents.damaged()) {
+    if (!accept_damage)
+      throw journal_damaged_error(
+          "journal " + path.string() + " is damaged: " + std::to_string(contents.damaged_bytes()) + " bytes in " +
+          std::to_string(contents.damage.size()) + " stretch(es) are not intact records:\n" +
+          describe_damage(contents) + "\nnothing was changed; `slr-sweep recover --salvage " + archive_of(path) +
+          "` rebuilds the journal from its " + std::to_string(contents.entries.size()) +
+          " intact records (keeping the damaged file beside it) and merges back every row the .h5 still holds");
+    writer.size_ = contents.file_bytes;
+    return writer;
+  }
   if (contents.ignored_bytes > 0) {
-    // A torn tail: cut it so new records follow the intact prefix.
+    // A torn tail (an append that never completed, so never acknowledged): cut it so new
+    // records follow the intact ones.
     if (ftruncate(fd, static_cast<off_t>(contents.valid_bytes)) != 0 || fsync(fd) != 0)
       throw journal_error("cannot truncate the torn tail of " + path.string() + ": " + errno_text());
   }
   writer.size_ = contents.valid_bytes;
   return writer;
+}
+
+void journal_writer::rewrite(const std::vector<journal_entry>& entries, const std::filesystem::path& keep_old_as) {
+  auto temporary = path_;
+  temporary += ".salvage.tmp";
+  ::unlink(temporary.c_str()); // a leftover of an interrupted salvage holds nothing of value
+  const int fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw journal_error("cannot create " + temporary.string() + ": " + errno_text());
+  std::unordered_set<std::uint64_t> schemas;
+  try {
+    // Lock the new file before it becomes visible under the journal's name.
+    take_lock(fd, temporary);
+    std::string bytes = encode_header();
+    for (const auto& entry : entries) {
+      if (const auto* p = std::get_if<point_row>(&entry)) {
+        const auto hash = schema_hash(p->value_names);
+        if (schemas.insert(hash).second) bytes += encode_schema(p->value_names);
+      }
+      bytes += encode_record(entry);
+    }
+    write_all(fd, bytes, temporary.string());
+    if (fsync(fd) != 0) throw journal_error("cannot fsync " + temporary.string() + ": " + errno_text());
+    if (!keep_old_as.empty() && ::link(path_.c_str(), keep_old_as.c_str()) != 0)
+      throw journal_error("cannot keep the damaged journal as " + keep_old_as.string() + ": " + errno_text());
+    if (std::rename(temporary.c_str(), path_.c_str()) != 0)
+      throw journal_error("cannot rename " + temporary.string() + " to " + path_.string() + ": " + errno_text());
+    fsync_directory(path_);
+    size_ = bytes.size();
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    throw;
+  }
+  ::close(fd_); // the old journal (still reachable as keep_old_as) and its lock
+  fd_ = fd;
+  schemas_ = std::move(schemas);
 }
 
 void journal_writer::append(const journal_entry& entry) {
@@ -509,18 +747,20 @@ long journal_lock_holder(const std::filesystem::path& path) {
   return holder;
 }
 
-std::uint64_t count_point_records(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  std::uint64_t count = 0;
+journal_summary summarize_journal(const std::filesystem::path& path) {
+  journal_summary summary;
   try {
-    journal_scanner scanner(fd, "journal " + path.string());
-    scanner.scan(0, true, [&](journal_entry&& e) { count += std::holds_alternative<point_row>(e) ? 1 : 0; });
-  } catch (const archive_error&) {
-    count = 0;
+    const auto contents = read_journal(path);
+    summary.readable = true;
+    for (const auto& e : contents.entries) summary.point_records += std::holds_alternative<point_row>(e) ? 1 : 0;
+    summary.damaged_stretches = contents.damage.size();
+    summary.damaged_bytes = contents.damaged_bytes();
+    summary.torn_bytes = contents.ignored_bytes;
+    summary.damage_text = describe_damage(contents, 4);
+  } catch (const archive_error& e) {
+    summary.error = e.what();
   }
-  ::close(fd);
-  return count;
+  return summary;
 }
 
 } // namespace slr::archive

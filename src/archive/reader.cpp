@@ -115,6 +115,7 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
                                                                           path.string() + "`)"
                                                                     : ""));
   }
+  if (std::filesystem::is_directory(path)) throw archive_not_found_error(path.string() + " is a directory, not an archive");
   h5::silence_error_stack();
   htri_t is_hdf5 = 0;
   try {
@@ -123,7 +124,14 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
     throw archive_not_found_error(path.string() + " cannot be read as HDF5: " + e.what());
   }
   if (is_hdf5 == 0) throw archive_not_found_error(path.string() + " is not an HDF5 file");
-  state_->file = h5::file_open_read_only(path.string());
+  try {
+    state_->file = h5::file_open_read_only(path.string());
+  } catch (const hdf5_error&) {
+    throw archive_not_found_error(path.string() + " is a damaged or truncated HDF5 file" +
+                                  (std::filesystem::exists(journal_path(path))
+                                       ? " (`slr-sweep recover " + path.string() + "` rebuilds it from its journal)"
+                                       : ""));
+  }
   const auto& file = state_->file;
   if (!h5::has_attribute(file, "format") || h5::read_text_attribute(file, "format") != archive_format_name)
     throw archive_not_found_error(path.string() + " is an HDF5 file but not an slr-sweep archive");
@@ -241,8 +249,16 @@ freshness reader::check_freshness() const {
   if (!error) {
     f.journal_present = true;
     f.journal_bytes = size;
-    const auto records = count_point_records(journal);
-    f.newer_points = records > state_->attributes.journal_points ? records - state_->attributes.journal_points : 0;
+    const auto summary = summarize_journal(journal);
+    const auto records = summary.point_records;
+    const auto built_from = state_->attributes.journal_points;
+    f.newer_points = records > built_from ? records - built_from : 0;
+    f.missing_points = summary.readable && records < built_from ? built_from - records : 0;
+    f.damaged_stretches = summary.damaged_stretches;
+    f.damaged_bytes = summary.damaged_bytes;
+    f.torn_bytes = summary.torn_bytes;
+    f.damage_text = summary.damage_text;
+    f.journal_problem = summary.error;
     f.writer_pid = journal_lock_holder(journal);
   }
   return f;

@@ -196,16 +196,6 @@ void write_runs(const h5::handle& file, const std::vector<run_row>& runs) {
   table.write(file, "runs", runs.size());
 }
 
-void fsync_path(const std::filesystem::path& path, bool directory) {
-  const int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
-  if (fd < 0) throw archive_error("cannot open " + path.string() + " to fsync it: " + std::strerror(errno));
-  const int rc = fsync(fd);
-  const int saved = errno;
-  ::close(fd);
-  if (rc != 0 && !(directory && saved == EINVAL))
-    throw archive_error("cannot fsync " + path.string() + ": " + std::strerror(saved));
-}
-
 // NaN sorts last and equal to NaN, keeping the order strict-weak.
 std::tuple<bool, double> number_key(double v) { return {std::isnan(v), std::isnan(v) ? 0.0 : v}; }
 
@@ -232,36 +222,27 @@ void sort_rows(std::vector<const point_row*>& rows) {
 }
 
 void write_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content) {
-  auto temporary = archive_path;
-  temporary += ".tmp";
-  {
-    auto file = h5::file_create(temporary.string());
-    write_points(file, content.rows);
-    write_runs(file, content.runs);
-    const auto& build = build_provenance();
-    h5::write_text_attribute(file, "format", archive_format_name);
-    h5::write_int_attribute(file, "schema_version", archive_schema_version);
-    h5::write_text_attribute(file, "tool_version", build.tool_version);
-    h5::write_text_attribute(file, "git_revision", build.git_revision);
-    h5::write_text_attribute(file, "compiler", build.compiler);
-    for (const auto& [library, version] : build.library_versions)
-      h5::write_text_attribute(file, ("version_" + library).c_str(), version);
-    h5::write_text_attribute(file, "job_text", content.job_text);
-    h5::write_text_attribute(file, "job_fingerprint", content.job_fingerprint);
-    h5::write_text_attribute(file, "job_name", content.job_name);
-    h5::write_double_attribute(
-        file, "snapshot_unix",
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
-    h5::write_int_attribute(file, "journal_bytes", static_cast<long long>(content.journal_bytes));
-    h5::write_int_attribute(file, "journal_points", static_cast<long long>(content.journal_points));
-    file.close(); // checked: a failed flush must not be renamed into place
-  }
-  fsync_path(temporary, false);
-  if (std::rename(temporary.c_str(), archive_path.c_str()) != 0)
-    throw archive_error("cannot rename " + temporary.string() + " to " + archive_path.string() + ": " +
-                        std::strerror(errno));
-  auto directory = archive_path.parent_path();
-  fsync_path(directory.empty() ? std::filesystem::path(".") : directory, true);
+  // Built in memory and written by save_image(): a full disk fails one write(2) cleanly.
+  auto file = h5::file_create_in_memory(archive_path.string());
+  write_points(file, content.rows);
+  write_runs(file, content.runs);
+  const auto& build = build_provenance();
+  h5::write_text_attribute(file, "format", archive_format_name);
+  h5::write_int_attribute(file, "schema_version", archive_schema_version);
+  h5::write_text_attribute(file, "tool_version", build.tool_version);
+  h5::write_text_attribute(file, "git_revision", build.git_revision);
+  h5::write_text_attribute(file, "compiler", build.compiler);
+  for (const auto& [library, version] : build.library_versions)
+    h5::write_text_attribute(file, ("version_" + library).c_str(), version);
+  h5::write_text_attribute(file, "job_text", content.job_text);
+  h5::write_text_attribute(file, "job_fingerprint", content.job_fingerprint);
+  h5::write_text_attribute(file, "job_name", content.job_name);
+  h5::write_double_attribute(
+      file, "snapshot_unix",
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  h5::write_int_attribute(file, "journal_bytes", static_cast<long long>(content.journal_bytes));
+  h5::write_int_attribute(file, "journal_points", static_cast<long long>(content.journal_points));
+  h5::save_image(file, archive_path);
 }
 
 } // namespace slr::archive

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <unordered_set>
 
 #include "archive_model.hpp"
 #include "slr/archive/journal.hpp"
 #include "slr/archive/reader.hpp"
 #include "snapshot.hpp"
+#include "snapshot_merge.hpp"
 
 namespace slr::archive {
 
@@ -162,12 +165,49 @@ writer writer::open(const std::filesystem::path& path, writer_options options) {
     journal_from_snapshot(path, journal_file);
   }
   journal_contents contents;
-  auto journal = journal_writer::open(journal_file, contents);
+  auto journal = journal_writer::open(journal_file, contents); // refuses a damaged journal, changing nothing
   auto s = std::make_unique<state>(path, options, std::move(journal));
-  for (auto& e : contents.entries) s->apply(std::move(e));
-  if (!s->model.has_job()) throw journal_error(journal_file.string() + " holds no job record");
-  s->rebuild(); // the snapshot may be stale or missing after a crash
+  std::unordered_set<std::string> fingerprints;
+  for (auto& e : contents.entries) {
+    if (const auto* j = std::get_if<journal_job>(&e)) fingerprints.insert(j->fingerprint);
+    s->apply(std::move(e));
+  }
+  if (!s->model.has_job())
+    throw journal_error(journal_file.string() + " holds no job record; `slr-sweep recover --salvage " + path.string() +
+                        "` takes it from the .h5");
+  // Rows the .h5 holds but a truncated journal lost are journaled again, never dropped.
+  auto lost = snapshot_rows_missing_from(path, s->model, fingerprints);
+  if (!lost.entries.empty()) {
+    for (const auto& e : lost.entries) s->journal.append(e);
+    s->journal.sync();
+    for (auto& e : lost.entries) s->apply(std::move(e));
+  }
+  // The snapshot may be stale or missing after a crash; an up-to-date one is left as it is.
+  bool current = false;
+  try {
+    const reader snapshot(path);
+    const auto& a = snapshot.attributes();
+    current = lost.entries.empty() && a.journal_bytes == s->journal.size_bytes() &&
+              a.journal_points == s->model.point_records() && a.job_fingerprint == s->model.job().fingerprint;
+  } catch (const archive_error&) {
+  }
+  if (!current) s->rebuild();
   return writer(std::move(s));
+}
+
+journal_job read_stored_job(const std::filesystem::path& path) {
+  const auto journal_file = journal_path(path);
+  if (std::filesystem::exists(journal_file)) {
+    const auto contents = read_journal(journal_file);
+    const journal_job* last = nullptr;
+    for (const auto& e : contents.entries)
+      if (const auto* j = std::get_if<journal_job>(&e)) last = j;
+    if (last != nullptr) return *last;
+  }
+  if (!std::filesystem::exists(path)) throw archive_not_found_error("no archive at " + path.string());
+  const reader snapshot(path);
+  const auto& a = snapshot.attributes();
+  return {a.job_text, a.job_fingerprint, "", a.job_name};
 }
 
 const std::string& writer::job_text() const noexcept { return state_->model.job().text; }
@@ -240,8 +280,10 @@ void writer::end_run(const std::string& exit_reason) {
 
 void writer::extend_job(const job::job_spec& extended) {
   auto& s = *state_;
-  const auto original_units = job::expand(job());
-  const auto extended_units = job::expand(extended);
+  // Both jobs passed the caller's point limit already.
+  constexpr auto no_limit = std::numeric_limits<std::uint64_t>::max();
+  const auto original_units = job::expand(job(), no_limit);
+  const auto extended_units = job::expand(extended, no_limit);
   const auto check = job::check_extension(original_units, extended_units);
   if (!check.accepted) throw archive_error("cannot extend " + s.path.string() + ": " + check.reason);
   journal_job j{extended.text, job::fingerprint(extended_units), extended.source_name, extended.name};

@@ -4,11 +4,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "slr/archive/grid_export.hpp"
 #include "slr/archive/reader.hpp"
 #include "slr/cli/archive_input.hpp"
+#include "slr/cli/output_file.hpp"
 #include "slr/query/grid.hpp"
 #include "slr/query/output.hpp"
 #include "slr/query/query.hpp"
@@ -21,6 +23,7 @@ struct export_arguments {
   std::string output;
   std::vector<std::string> axes;
   std::vector<std::string> columns;
+  bool force = false;
 };
 } // namespace
 
@@ -31,7 +34,8 @@ std::function<int()> add_export_command(CLI::App& app) {
   args->input.add_to(*cmd);
   cmd->add_option("--format", args->format, "csv (one row per point, every column) or grid (HDF5 for xarray/h5py)")
       ->required();
-  cmd->add_option("-o,--output", args->output, "Output file ('-' = stdout for csv)")->required();
+  cmd->add_option("-o,--output", args->output, "Output file ('-' = stdout for csv); never the archive itself")->required();
+  cmd->add_flag("--force", args->force, "Overwrite an existing output file");
   cmd->add_option_function<std::string>(
       "--axes", [args](const std::string& text) { args->axes = list_argument(text); },
       "grid: the axes, comma-separated (default: every parameter that varies)");
@@ -45,6 +49,7 @@ std::function<int()> add_export_command(CLI::App& app) {
       throw std::invalid_argument("--format: unknown export format '" + args->format + "' (expected csv or grid)");
     if (args->format == "csv" && !args->axes.empty()) throw std::invalid_argument("--axes: only used with --format grid");
     if (args->output.empty()) throw std::invalid_argument("--output: empty path");
+    if (args->output != "-") check_output_path(args->output, {args->input.path}, args->force);
     const auto points = args->input.load_filtered();
 
     if (args->format == "csv") {
@@ -55,19 +60,14 @@ std::function<int()> add_export_command(CLI::App& app) {
         query::write_output(std::cout, rows, query::output_format::csv);
         return 0;
       }
-      std::ofstream out(args->output, std::ios::binary);
-      if (!out) throw std::invalid_argument("--output: cannot open " + args->output + " for writing");
+      std::ostringstream out;
       query::write_output(out, rows, query::output_format::csv);
-      out.close();
-      if (!out) throw std::runtime_error("writing " + args->output + " failed");
+      write_output_text(args->output, out.str());
       std::cerr << "slr-sweep: wrote " << rows.rows() << " rows to " << args->output << "\n";
       return 0;
     }
 
     if (args->output == "-") throw std::invalid_argument("--output: the grid format needs a file");
-    const auto parent = std::filesystem::path(args->output).parent_path();
-    if (!parent.empty() && !std::filesystem::is_directory(parent))
-      throw std::invalid_argument("--output: directory " + parent.string() + " does not exist");
     auto build = query::make_grid(points, {args->axes, args->columns});
     const archive::reader source(args->input.path);
     const auto& attributes = source.attributes();
@@ -78,7 +78,7 @@ std::function<int()> add_export_command(CLI::App& app) {
     std::string statuses;
     for (const auto& s : args->input.statuses) statuses += (statuses.empty() ? "" : ",") + s;
     build.data.attributes["status_filter"] = statuses;
-    archive::write_grid(args->output, build.data);
+    write_output_file(args->output, [&](const std::filesystem::path& path) { archive::write_grid(path, build.data); });
 
     std::size_t cells = 1, filled = 0;
     std::string shape;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "slr/archive/archive_error.hpp"
 #include "slr/cli/export_command.hpp"
 #include "slr/cli/plan_command.hpp"
 #include "slr/cli/plot_command.hpp"
@@ -53,6 +54,19 @@ int main(int argc, char** argv) {
   const auto run_query = slr::cli::add_query_command(app);
   const auto run_export = slr::cli::add_export_command(app);
   const auto run_plot = slr::cli::add_plot_command(app);
+  if (argc > 1 && argv[1][0] != '-') {
+    // CLI11 would only say "A subcommand is required" for a mistyped one.
+    std::string known;
+    bool found = false;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::cerr << "slr-sweep: error: unknown subcommand '" << argv[1] << "' (expected one of: " << known << ")\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -73,6 +87,12 @@ int main(int argc, char** argv) {
     for (const auto* run : {&run_point, &run_plan, &run_status, &run_recover, &run_query, &run_export, &run_plot})
       if (const int code = (*run)(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
+    std::cerr << "slr-sweep: error: " << e.what() << "\n";
+    return 2;
+  } catch (const slr::archive::archive_locked_error& e) {
+    std::cerr << "slr-sweep: error: " << e.what() << "\n";
+    return 2;
+  } catch (const slr::archive::journal_damaged_error& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

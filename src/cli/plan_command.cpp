@@ -36,6 +36,7 @@ std::string human_bytes(double b) {
 struct plan_arguments {
   std::string job_file;
   bool list = false;
+  std::uint64_t max_points = job::default_max_points;
 };
 
 } // namespace
@@ -46,11 +47,14 @@ std::function<int()> add_plan_command(CLI::App& app) {
                                          "(runs nothing, writes nothing)");
   cmd->add_option("job", args->job_file, "Job file (TOML, see jobs/README.md)")->required();
   cmd->add_flag("--list", args->list, "Also print every point: id, seed, repeat and canonical parameters");
+  cmd->add_option("--max-points", args->max_points,
+                  "Refuse a job whose axes multiply to more points than this (checked before expanding)")
+      ->capture_default_str();
 
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
     const auto job = job::load_job_file(args->job_file);
-    const auto units = job::expand(job);
+    const auto units = job::expand(job, args->max_points);
 
     struct tally {
       std::size_t points = 0, units = 0;

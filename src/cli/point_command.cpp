@@ -1,5 +1,6 @@
 #include "slr/cli/point_command.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -63,7 +64,18 @@ std::function<int()> add_point_command(CLI::App& app) {
   cmd->add_option("--alpha", args->alpha, "Samples per dimension alpha = N/D > 0 (finite-alpha methods)");
   cmd->add_option("--r-k", args->r_k, "L2 penalty on k, >= 0 (finite-alpha methods)");
   cmd->add_option("--r-v", args->r_v, "L2 penalty on v, >= 0 (finite-alpha methods)");
-  cmd->add_option("--seed", args->seed, "Random seed (results depend only on it, not on threads)")->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--seed",
+         [args](const std::string& text) {
+           // Whole text, digits only: CLI11's unsigned conversion would wrap "-1" to 2^64 - 1.
+           std::uint64_t value = 0;
+           const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+           if (text.empty() || error != std::errc() || end != text.data() + text.size())
+             throw CLI::ValidationError("--seed", "'" + text + "' is not an integer in [0, 18446744073709551615]");
+           args->seed = value;
+         },
+         "Random seed, an integer in [0, 2^64) (results depend only on it, not on threads)")
+      ->default_str("0");
   cmd->add_option("--threads", args->threads, "Threads (0 = all cores); results do not depend on it")
       ->capture_default_str();
 

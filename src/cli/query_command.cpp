@@ -3,9 +3,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 
 #include "slr/cli/archive_input.hpp"
+#include "slr/cli/output_file.hpp"
 #include "slr/query/output.hpp"
 #include "slr/query/query.hpp"
 
@@ -16,6 +18,7 @@ struct query_arguments {
   query::query_options options;
   std::string format = "table";
   std::string output = "-";
+  bool force = false;
 };
 } // namespace
 
@@ -39,11 +42,14 @@ std::function<int()> add_query_command(CLI::App& app) {
        "For each combination of the other keys keep the row with the smallest test risk (test_risk, else risk; "
        "after --group-by their means) over these columns, e.g. r_k,r_v; the winning values stay in the output");
   cmd->add_option("--format", args->format, "Output format: table, csv or jsonl")->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "Output file ('-' = stdout)")->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Output file ('-' = stdout); never the archive itself")
+      ->capture_default_str();
+  cmd->add_flag("--force", args->force, "Overwrite an existing output file");
 
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
     const auto format = query::parse_output_format(args->format);
+    if (args->output != "-") check_output_path(args->output, {args->input.path}, args->force);
     const auto points = args->input.load_filtered();
     // The filters already ran in load_filtered (they also print the freshness note).
     auto options = args->options;
@@ -57,11 +63,9 @@ std::function<int()> add_query_command(CLI::App& app) {
       query::write_output(std::cout, result.rows, format);
       std::cout.flush();
     } else {
-      std::ofstream out(args->output, std::ios::binary);
-      if (!out) throw std::invalid_argument("--output: cannot open " + args->output + " for writing");
+      std::ostringstream out;
       query::write_output(out, result.rows, format);
-      out.close();
-      if (!out) throw std::runtime_error("writing " + args->output + " failed");
+      write_output_text(args->output, out.str());
     }
     return 0;
   };

@@ -5,6 +5,7 @@
 #include "slr/cli/run_command.hpp"
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -31,6 +32,7 @@ struct sweep_arguments {
   double point_timeout_s = std::numeric_limits<double>::infinity();
   unsigned threads_per_worker = 1;
   double progress_interval_s = 30;
+  std::uint64_t max_points = job::default_max_points;
 };
 
 // The archive as the coordinator's result sink: rows are buffered and journaled in one fsync'd
@@ -51,6 +53,15 @@ public:
     writer_.record_batch(batch);
     pending_.clear();
     records_.clear();
+  }
+  void checkpoint() noexcept override {
+    try {
+      flush();
+      writer_.rebuild_now();
+    } catch (const std::exception& e) {
+      // Everything is in the journal; the .h5 is rebuilt at the end or by `recover`.
+      std::cerr << "slr-sweep: warning: could not update the .h5 on the stop signal: " << e.what() << std::endl;
+    }
   }
 
 private:
@@ -93,6 +104,9 @@ int on_root(const std::function<void()>& step) {
     } catch (const archive::archive_locked_error& e) {
       std::cerr << "slr-sweep: error: " << e.what() << "\n";
       code = 2;
+    } catch (const archive::journal_damaged_error& e) {
+      std::cerr << "slr-sweep: error: " << e.what() << "\n";
+      code = 2;
     } catch (const std::invalid_argument& e) { // job_error is one
       std::cerr << "slr-sweep: error: " << e.what() << "\n";
       code = 2;
@@ -133,6 +147,9 @@ void add_run_options(CLI::App* cmd, sweep_arguments& args) {
   cmd->add_option("--point-timeout", args.point_timeout_s, "Wall-time cap per point in seconds (records status timeout)");
   cmd->add_option("--threads-per-worker", args.threads_per_worker, "Threads of each solve (0 = all cores of the node)")
       ->capture_default_str();
+  cmd->add_option("--max-points", args.max_points,
+                  "Refuse a job whose axes multiply to more points than this (checked before expanding)")
+      ->capture_default_str();
   cmd->add_option("--progress-interval", args.progress_interval_s,
                   "Seconds between progress log lines when stderr is not a terminal")
       ->capture_default_str();
@@ -140,10 +157,11 @@ void add_run_options(CLI::App* cmd, sweep_arguments& args) {
 
 // Everything after the set-up: expand the broadcast job on every rank, sweep, end the run.
 int sweep(const std::string& job_text, const std::string& source, std::unique_ptr<archive::writer> writer,
-          bool retry_failed, const sched::sweep_options& options, const std::string& archive_path) {
+          bool retry_failed, const sched::sweep_options& options, const std::string& archive_path,
+          std::uint64_t max_points) {
   // Rank 0 parsed this text already, so this cannot fail unless ranks run different builds.
   const auto job = job::parse_job(job_text, source);
-  const auto units = job::expand(job);
+  const auto units = job::expand(job, max_points);
   const auto work = job::work_units(units);
   std::optional<archive_sink> sink;
   sched::done_predicate already_done;
@@ -183,7 +201,10 @@ int run_command(const sweep_arguments& args) {
   std::string job_text, source;
   const int code = on_root([&] {
     auto job = job::load_job_file(args.job_path);
-    (void)job::expand(job); // every point valid before anything is created
+    (void)job::expand(job, args.max_points); // every point valid before anything is created
+    const auto parent = std::filesystem::path(args.archive_path).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent))
+      throw std::invalid_argument("--output: directory " + parent.string() + " does not exist");
     writer = std::make_unique<archive::writer>(
         archive::writer::create(args.archive_path, job, archive::writer::if_exists::fail));
     job_text = job.text;
@@ -192,7 +213,7 @@ int run_command(const sweep_arguments& args) {
   if (code != 0) return code;
   sched::broadcast_from_root(job_text);
   sched::broadcast_from_root(source);
-  return sweep(job_text, source, std::move(writer), false, options, args.archive_path);
+  return sweep(job_text, source, std::move(writer), false, options, args.archive_path, args.max_points);
 }
 
 int resume_command(const sweep_arguments& args) {
@@ -204,12 +225,19 @@ int resume_command(const sweep_arguments& args) {
   std::string job_text, source;
   const int code = on_root([&] {
     std::optional<job::job_spec> extension;
-    if (!args.extend_path.empty()) extension = job::load_job_file(args.extend_path); // before opening the archive
-    writer = std::make_unique<archive::writer>(archive::writer::open(args.archive_path));
-    if (extension) {
-      const auto check = job::check_extension(job::expand(writer->job()), job::expand(*extension));
+    job::extension_check check;
+    if (!args.extend_path.empty()) {
+      // Decided before the archive is opened for writing: a refusal changes no file.
+      extension = job::load_job_file(args.extend_path);
+      const auto stored = archive::read_stored_job(args.archive_path);
+      check = job::check_extension(
+          job::expand(job::parse_job(stored.text, args.archive_path + ":job_text"), args.max_points),
+          job::expand(*extension, args.max_points));
       if (!check.accepted)
         throw std::invalid_argument("--extend " + args.extend_path + ": refused: " + check.reason);
+    }
+    writer = std::make_unique<archive::writer>(archive::writer::open(args.archive_path));
+    if (extension) {
       writer->extend_job(*extension);
       std::cerr << "slr-sweep: extended the job of " << args.archive_path << " by " << check.added_points
                 << " points (" << check.shared_points << " shared)" << std::endl;
@@ -221,7 +249,7 @@ int resume_command(const sweep_arguments& args) {
   if (code != 0) return code;
   sched::broadcast_from_root(job_text);
   sched::broadcast_from_root(source);
-  return sweep(job_text, source, std::move(writer), args.retry_failed, options, args.archive_path);
+  return sweep(job_text, source, std::move(writer), args.retry_failed, options, args.archive_path, args.max_points);
 }
 } // namespace
 

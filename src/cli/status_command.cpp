@@ -5,6 +5,7 @@
 #include <ctime>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <memory>
@@ -71,7 +72,9 @@ std::function<int()> add_status_command(CLI::App& app) {
     std::string total_note;
     std::unordered_set<std::uint64_t> planned;
     try {
-      const auto units = job::expand(job::parse_job(a.job_text, *path + ":job_text"));
+      // The stored job passed its run's point limit.
+      const auto units = job::expand(job::parse_job(a.job_text, *path + ":job_text"),
+                                     std::numeric_limits<std::uint64_t>::max());
       for (const auto& u : units)
         for (const auto& p : u.points) planned.insert(p.id);
       total = planned.size();
@@ -118,13 +121,15 @@ std::function<int()> add_status_command(CLI::App& app) {
                   << " points/s";
       std::cout << "\n";
     }
-    if (running && !runs.empty() && total > 0) {
+    if (running && !runs.empty() && total > 0 && total > done) {
       const auto& r = runs.back();
       const double elapsed = unix_now() - r.start_unix;
       const double rate = elapsed > 0 ? static_cast<double>(r.points_done + fresh.newer_points) / elapsed : 0;
       const double remaining = total > done ? static_cast<double>(total - done) : 0.0;
       std::cout << "running: " << std::setprecision(3) << rate << " points/s, ETA "
                 << (rate > 0 ? duration_text(remaining / rate) : std::string("unknown")) << "\n";
+    } else if (running) {
+      std::cout << "running: a sweep (pid " << fresh.writer_pid << ") holds the archive's write lock\n";
     } else if (total > done) {
       std::cout << "not running: resume with `slr-sweep resume " << *path << "`\n";
     }
@@ -134,8 +139,22 @@ std::function<int()> add_status_command(CLI::App& app) {
     else if (fresh.newer_points > 0)
       std::cout << "; the journal holds " << fresh.newer_points
                 << " newer points (the .h5 is rebuilt periodically and at the end of a run)";
-    else std::cout << "; up to date with the journal";
+    else if (fresh.missing_points == 0 && fresh.damaged_stretches == 0) std::cout << "; up to date with the journal";
     std::cout << "\n";
+    if (!fresh.journal_problem.empty()) std::cout << "journal: cannot be read: " << fresh.journal_problem << "\n";
+    if (fresh.damaged_stretches > 0)
+      std::cout << "journal: DAMAGED: " << fresh.damaged_bytes << " bytes in " << fresh.damaged_stretches
+                << " stretch(es) are not intact records:\n"
+                << fresh.damage_text << "\n`resume` refuses this journal; `slr-sweep recover --salvage " << *path
+                << "` rebuilds it from every intact record (the damaged file is kept beside it)\n";
+    if (fresh.missing_points > 0)
+      std::cout << "journal: holds " << fresh.missing_points
+                << " fewer point records than this snapshot was built from (truncated or damaged after it); "
+                   "`slr-sweep recover "
+                << *path << "` (or `resume`) journals the snapshot's rows again\n";
+    if (fresh.torn_bytes > 0 && !running)
+      std::cout << "journal: ends in an incomplete record of " << fresh.torn_bytes
+                << " bytes (an interrupted append; it held no acknowledged point and is cut on resume)\n";
     return 0;
   };
 }

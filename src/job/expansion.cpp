@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -144,7 +145,39 @@ std::vector<std::pair<grid::point, std::uint32_t>> entry_points(const job_spec& 
 
 } // namespace
 
-std::vector<sweep_unit> expand(const job_spec& job) {
+std::uint64_t product_point_count(const job_spec& job) {
+  constexpr auto saturated = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t total = 0;
+  for (const auto& entry : job.methods) {
+    const auto& g = entry.grid;
+    std::uint64_t product = g.repeats;
+    std::set<std::string> zipped;
+    const auto times = [&](std::uint64_t n) {
+      if (product != saturated && __builtin_mul_overflow(product, n, &product)) product = saturated;
+      if (n == 0) product = 0;
+    };
+    for (const auto& name_view : axis_names()) {
+      const std::string name(name_view);
+      if (zipped.contains(name)) continue;
+      for (const auto& group : g.zip)
+        if (std::find(group.begin(), group.end(), name) != group.end()) zipped.insert(group.begin(), group.end());
+      times(axis_size(g, name));
+    }
+    for (const auto& [option, values] : entry.options) times(values.size());
+    if (__builtin_add_overflow(total, product, &total)) return saturated;
+  }
+  return total;
+}
+
+std::vector<sweep_unit> expand(const job_spec& job, std::uint64_t max_points) {
+  const auto planned = product_point_count(job);
+  if (planned > max_points)
+    throw job_error(job.source_name, "grid",
+                    "the job's axes multiply to " +
+                        (planned == std::numeric_limits<std::uint64_t>::max() ? std::string("more than 1.8e19")
+                                                                             : std::to_string(planned)) +
+                        " points, above the limit of " + std::to_string(max_points) +
+                        " (nothing was expanded; raise the limit with --max-points if this is intended)");
   std::vector<sweep_unit> units;
   std::unordered_set<std::uint64_t> seen;
   for (std::size_t e = 0; e < job.methods.size(); ++e) {

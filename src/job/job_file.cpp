@@ -523,6 +523,9 @@ job_spec parse_job(std::string_view text, std::string source_name) {
 }
 
 job_spec load_job_file(const std::filesystem::path& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw job_error(path.string(), "", "is a directory, not a job file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw job_error(path.string(), "", "cannot open the job file for reading");
   std::ostringstream text;

@@ -295,6 +295,8 @@ private:
                   << " s for running points, then saving and exiting with code 3 (resume with `slr-sweep resume`)"
                   << std::endl;
         for (auto& w : workers_) protocol::send_order(comm_, w.rank, {protocol::order_kind::drain, 0, {}});
+        flush_sink();
+        sink_.checkpoint();
       } else if (draining_ && local_signals >= 2 && local_signals != signals_seen) {
         deadline = clock::now(); // a second signal: do not wait any longer
       }

@@ -1,12 +1,17 @@
 // The archive: round trip, resume bookkeeping, refusal to overwrite, locking, periodic
-// snapshots, extension, and journal torn-tail recovery at random byte offsets.
+// snapshots, extension, journal torn-tail recovery at random byte offsets, damaged journals
+// (bit flips: one record lost, never the rest; salvage) and rows merged back from the .h5.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
 #include <fstream>
 #include <random>
 
+#include "crc32c.hpp"
 #include "slr/archive/journal.hpp"
 #include "slr/archive/reader.hpp"
 #include "slr/archive/recover.hpp"
@@ -56,6 +61,15 @@ protected:
     }
     r.extra_json = "{\"id\":" + std::to_string(p.id % 100) + "}";
     return r;
+  }
+
+  // The first point of the first `count` units (all by default), one record each, then the run's end.
+  void write_complete(const fs::path& path, std::size_t count = SIZE_MAX) const {
+    auto w = writer::create(path, job_);
+    w.begin_run({1, "", ""});
+    for (std::size_t i = 0; i < std::min(count, units_.size()); ++i)
+      w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    w.end_run("complete");
   }
 
   fs::path dir_;
@@ -338,6 +352,154 @@ TEST_F(ArchiveTest, ASnapshotCopiedWithoutItsJournalCanBeResumed) {
     EXPECT_EQ(by_id[row.point_id]->run_index, row.run_index);
     EXPECT_EQ(by_id[row.point_id]->completed_unix, row.completed_unix);
   }
+}
+
+TEST(Crc32c, StandardCheckValues) {
+  // The check value of CRC-32C (iSCSI, RFC 3720 appendix B.4) and of 32 zero bytes.
+  EXPECT_EQ(crc32c("123456789"), 0xE3069283u);
+  EXPECT_EQ(crc32c(std::string(32, '\0')), 0x8A9136AAu);
+  // Incremental use gives the same value as one pass (any split, including the 8-byte steps).
+  const std::string text = "single-location regression journal record";
+  for (std::size_t cut = 0; cut <= text.size(); ++cut)
+    EXPECT_EQ(crc32c(std::string_view(text).substr(cut), crc32c(std::string_view(text).substr(0, cut))), crc32c(text));
+}
+
+// Record boundaries of a v2 journal, parsed independently of the reader: [begin, end) per frame.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> frames_of(const std::string& bytes) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> frames;
+  std::uint64_t position = 0;
+  while (position + 20 <= bytes.size()) {
+    EXPECT_EQ(bytes.substr(position, 4), "SLR2");
+    std::uint32_t length = 0;
+    std::memcpy(&length, bytes.data() + position + 8, 4);
+    frames.emplace_back(position, position + 20 + length);
+    position += 20 + length;
+  }
+  EXPECT_EQ(position, bytes.size());
+  return frames;
+}
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST_F(ArchiveTest, AFlippedBitCostsOneRecordAndSalvageKeepsEveryIntactRecord) {
+  const auto path = dir_ / "flip.h5";
+  write_complete(path);
+  const auto reference_rows = reader(path).points();
+  const std::string bytes = file_bytes(journal_path(path));
+  const auto frames = frames_of(bytes);
+  const auto clean = read_journal(journal_path(path));
+  ASSERT_FALSE(clean.damaged());
+  ASSERT_EQ(clean.entries.size() + 2, frames.size()); // + header and column-schema records
+  // Frames: header, job, run_begin, schema, 20 points, run_end. Flip bits after the job record,
+  // before the last record (a flip there is a torn tail, tested separately below).
+  std::mt19937_64 rng(2024);
+  std::uniform_int_distribution<std::uint64_t> byte_of(frames[2].first, frames[frames.size() - 2].second - 1);
+  const auto copy = dir_ / "copy.h5";
+  for (int trial = 0; trial < 30; ++trial) {
+    const auto at = byte_of(rng);
+    std::string damaged = bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ (1 << (rng() % 8)));
+    std::size_t hit = 0;
+    while (!(frames[hit].first <= at && at < frames[hit].second)) ++hit;
+    const bool point_hit = hit >= 4 && hit < frames.size() - 1;
+    fs::remove(copy);
+    write_bytes(journal_path(copy), damaged); // the journal alone: no .h5 to merge from
+    const auto contents = read_journal(journal_path(copy));
+    ASSERT_EQ(contents.damage.size(), 1u) << "flip at " << at;
+    EXPECT_EQ(contents.damage[0].begin, frames[hit].first);
+    EXPECT_EQ(contents.damage[0].end, frames[hit].second);
+    std::size_t expected_entries = clean.entries.size() - (hit == 3 ? 0 : 1); // the schema record is no entry
+    EXPECT_EQ(contents.entries.size(), expected_entries) << "flip at " << at;
+    // Writers refuse and change nothing.
+    EXPECT_THROW((void)writer::open(copy), journal_damaged_error);
+    EXPECT_THROW((void)recover(copy), journal_damaged_error);
+    EXPECT_EQ(file_bytes(journal_path(copy)), damaged);
+    EXPECT_FALSE(fs::exists(copy));
+    // Salvage keeps every intact record and the damaged file byte for byte.
+    const auto report = recover(copy, {true});
+    EXPECT_EQ(report.intact_records, expected_entries);
+    EXPECT_EQ(report.points, units_.size() - (point_hit ? 1 : 0)) << "flip at " << at;
+    EXPECT_EQ(file_bytes(report.damaged_copy), damaged);
+    EXPECT_FALSE(read_journal(journal_path(copy)).damaged());
+    if (point_hit) {
+      EXPECT_LE(report.lost_point_ids.size(), 1u);
+    }
+    // A resume computes what was lost; the archive then equals the undamaged one.
+    auto w = writer::open(copy);
+    w.begin_run({1, "", ""});
+    for (const auto& u : units_)
+      if (w.needs_run(u.points[0].id, false)) w.record(u.points[0], result_for(u.points[0]));
+    w.end_run("complete");
+    auto rows = reader(copy).points();
+    ASSERT_EQ(rows.size(), reference_rows.size());
+    std::map<std::uint64_t, const point_row*> by_id;
+    for (const auto& r : rows) by_id[r.point_id] = &r;
+    for (const auto& r : reference_rows) {
+      ASSERT_TRUE(by_id.contains(r.point_id));
+      EXPECT_EQ(by_id[r.point_id]->seed, r.seed);
+      EXPECT_EQ(by_id[r.point_id]->status, r.status);
+      for (std::size_t c = 0; c < r.values.size(); ++c)
+        if (!std::isnan(r.values[c])) {
+          EXPECT_EQ(by_id[r.point_id]->values[c], r.values[c]);
+        }
+    }
+  }
+}
+
+TEST_F(ArchiveTest, ADamagedJobRecordIsTakenFromTheSnapshot) {
+  const auto path = dir_ / "job.h5";
+  write_complete(path);
+  std::string bytes = file_bytes(journal_path(path));
+  const auto frames = frames_of(bytes);
+  bytes[(frames[1].first + frames[1].second) / 2] ^= 0x04; // inside the job text
+  write_bytes(journal_path(path), bytes);
+  EXPECT_THROW((void)writer::open(path), journal_damaged_error);
+  const auto report = recover(path, {true});
+  EXPECT_TRUE(report.job_from_snapshot);
+  EXPECT_EQ(report.points, units_.size());
+  auto w = writer::open(path);
+  EXPECT_EQ(w.job_text(), job_text);
+  EXPECT_EQ(w.done().size(), units_.size());
+}
+
+TEST_F(ArchiveTest, RowsOfTheSnapshotMissingFromATruncatedJournalAreMergedBack) {
+  const auto path = dir_ / "merge.h5";
+  write_complete(path);
+  const std::string bytes = file_bytes(journal_path(path));
+  const auto frames = frames_of(bytes);
+  // Cut after the 8th point record: 12 points and the run_end are gone from the journal only.
+  write_bytes(journal_path(path), bytes.substr(0, frames[4 + 8].first));
+  {
+    const auto f = reader(path).check_freshness();
+    EXPECT_EQ(f.missing_points, units_.size() - 8);
+    EXPECT_EQ(f.newer_points, 0u);
+  }
+  auto w = writer::open(path);
+  EXPECT_EQ(w.done().size(), units_.size());
+  w.begin_run({1, "", ""});
+  w.end_run("complete");
+  EXPECT_EQ(reader(path).point_count(), units_.size());
+  // job, run_begin, every point (8 kept + 12 merged back), run 0's end (merged back), the new run.
+  EXPECT_EQ(read_journal(journal_path(path)).entries.size(), 1u + 1u + units_.size() + 1u + 2u);
+}
+
+TEST_F(ArchiveTest, OpeningAnUpToDateArchiveLeavesItsFilesByteIdentical) {
+  const auto path = dir_ / "same.h5";
+  write_complete(path, 5);
+  const auto h5 = file_bytes(path);
+  const auto journal = file_bytes(journal_path(path));
+  {
+    auto w = writer::open(path);
+    EXPECT_EQ(read_stored_job(path).text, job_text);
+  }
+  EXPECT_EQ(file_bytes(path), h5);
+  EXPECT_EQ(file_bytes(journal_path(path)), journal);
 }
 
 TEST_F(ArchiveTest, MissingOrForeignJournalIsATypedError) {

@@ -22,6 +22,13 @@ public:
   using archive_error::archive_error;
 };
 
+/// The journal holds damaged records between intact ones (or a corrupt last record): writers
+/// refuse it, leaving every byte as it is; `slr-sweep recover --salvage` rebuilds it.
+class journal_damaged_error : public journal_error {
+public:
+  using journal_error::journal_error;
+};
+
 /// create() found an archive of a different job (or of the same job when reuse was not allowed).
 class archive_exists_error : public archive_error {
 public:

@@ -1,11 +1,20 @@
 #pragma once
 // The append-only journal results.h5.journal: the archive's source of truth. One record per
-// event, each framed as
-//   magic "SLRJ" (4) | type (u32) | payload length (u32) | reserved (u32) | checksum (u64) | payload
-// (little endian; checksum = FNV-1a-64 of type, length and payload). A record is durable once
-// append() + sync() returned. A torn or corrupt tail (SIGKILL/power cut mid-write) fails the
-// length or checksum test; scanning stops there and reports the valid prefix, so nothing
-// after a bad frame is trusted and every record before it is intact.
+// event, each framed as (little endian)
+//   v2: magic "SLR2" (4) | type (u32) | payload length (u32) | payload CRC-32C (u32) |
+//       header CRC-32C of the preceding 16 bytes (u32) | payload
+//   v1: magic "SLRJ" (4) | type (u32) | length (u32) | reserved (u32) | FNV-1a-64 (u64) | payload
+// This release writes v2 frames (also when it appends to a journal begun by a v1 release) and
+// reads both. A record is durable once append() + sync() returned.
+// Reading tells three things apart:
+//  - intact records, wherever they are: after a damaged stretch the reader resynchronises on the
+//    next frame whose checksums hold, so one flipped bit costs one record, never the rest;
+//  - a torn tail: whatever follows the last intact record (a crash mid-append leaves a prefix
+//    of the record, zeros, or stale blocks); it was never acknowledged and is cut when a writer
+//    opens the journal;
+//  - damage: bytes that are not an intact record *before* an intact one (bit rot, a bad
+//    sector, an overwritten block). They may have held acknowledged points, so nothing is cut:
+//    writers refuse the journal (journal_damaged_error) until `recover --salvage`.
 // Record types: header (first: journal format version), job (job text + fingerprint; a later
 // job record replaces the earlier one after `--extend`), run_begin, run_end, point, and schema
 // (the list of result-column names; a point record refers to one by hash, and journal_writer
@@ -41,16 +50,31 @@ struct journal_run_end {
 };
 using journal_entry = std::variant<journal_job, journal_run_begin, journal_run_end, point_row>;
 
-/// Everything a journal holds, replayed in order.
-struct journal_contents {
-  std::vector<journal_entry> entries;
-  std::uint64_t valid_bytes = 0;    ///< length of the intact prefix
-  std::uint64_t ignored_bytes = 0;  ///< torn/corrupt tail after it (0 for a clean journal)
+/// A stretch of a journal that is not an intact record and is not a torn tail.
+struct journal_damage {
+  std::uint64_t begin = 0, end = 0; ///< byte range [begin, end) in the journal
+  std::string record_type;          ///< "point", "job", … if a v2 frame header survived, else "unknown"
+  bool has_point_id = false;        ///< a damaged point record whose id bytes could be read …
+  std::uint64_t point_id = 0;       ///< … (unverified: the damage may be in the id itself)
 };
 
+/// Everything a journal holds, replayed in order.
+struct journal_contents {
+  std::vector<journal_entry> entries; ///< every intact record, in file order
+  std::uint64_t valid_bytes = 0;      ///< end of the last intact record
+  std::uint64_t ignored_bytes = 0;    ///< torn tail after it (0 for a clean journal)
+  std::vector<journal_damage> damage; ///< damaged stretches (empty for an undamaged journal)
+  std::uint64_t file_bytes = 0;       ///< journal size when it was read
+  [[nodiscard]] bool damaged() const noexcept { return !damage.empty(); }
+  [[nodiscard]] std::uint64_t damaged_bytes() const noexcept;
+};
+
+/// One line per damaged stretch ("bytes 150000–150612: point record (point id 0x…, unverified)").
+[[nodiscard]] std::string describe_damage(const journal_contents& contents, std::size_t max_lines = 8);
+
 /// Reads a whole journal (read-only, no lock; safe while a writer appends: a record being
-/// written counts as torn tail). Throws journal_error if the file is missing, unreadable or
-/// does not start with a valid header record.
+/// written counts as torn tail). Damage is reported in `damage`, never thrown. Throws
+/// journal_error if the file is missing, unreadable or holds no intact slr-sweep record.
 [[nodiscard]] journal_contents read_journal(const std::filesystem::path& path);
 
 /// Append side. Owns the file descriptor and an exclusive open-file-description fcntl lock on it.
@@ -60,9 +84,12 @@ public:
   /// written to "<path>.tmp" then renamed. Throws archive_exists_error if `path` exists.
   static journal_writer create(const std::filesystem::path& path, const journal_job& job);
   /// Opens an existing journal for appending: takes the lock (archive_locked_error if held),
-  /// scans it, truncates a torn tail (reported in contents().ignored_bytes) and returns the
-  /// replayed contents through `contents`.
-  static journal_writer open(const std::filesystem::path& path, journal_contents& contents);
+  /// scans it, truncates a torn tail (reported in contents.ignored_bytes) and returns the
+  /// replayed contents through `contents`. A damaged journal is left untouched and refused
+  /// with journal_damaged_error, unless `accept_damage` (then it is opened without truncating
+  /// anything, for salvage()).
+  static journal_writer open(const std::filesystem::path& path, journal_contents& contents,
+                             bool accept_damage = false);
 
   journal_writer(journal_writer&&) noexcept;
   journal_writer& operator=(journal_writer&&) noexcept;
@@ -75,6 +102,12 @@ public:
   /// fdatasync: every appended record is durable when this returns. Throws journal_error.
   void sync();
   [[nodiscard]] std::uint64_t size_bytes() const noexcept { return size_; }
+
+  /// Replaces the journal by a new one holding `entries` (header first, then the entries in
+  /// order), atomically: written and fsync'd as "<path>.salvage.tmp" under this writer's lock,
+  /// then renamed over `path`. The old journal stays reachable as `keep_old_as` (a hard link,
+  /// made before the rename) unless that is empty. Throws journal_error.
+  void rewrite(const std::vector<journal_entry>& entries, const std::filesystem::path& keep_old_as);
 
 private:
   journal_writer(int fd, std::filesystem::path path, std::uint64_t size) noexcept;

@@ -32,6 +32,14 @@ struct freshness {
   bool journal_present = false;
   std::uint64_t journal_bytes = 0;    ///< current journal size (0 if absent)
   std::uint64_t newer_points = 0;     ///< intact point records in the journal after the snapshot
+  /// Point records the snapshot was built from that the journal no longer holds (it was
+  /// truncated or damaged after the snapshot); `recover`/`resume` merge those rows back.
+  std::uint64_t missing_points = 0;
+  std::uint64_t damaged_stretches = 0; ///< damaged stretches in the journal (see journal.hpp)
+  std::uint64_t damaged_bytes = 0;
+  std::uint64_t torn_bytes = 0;       ///< an incomplete last record (a crash, or a writer appending now)
+  std::string damage_text;            ///< where the damage is, one line per stretch
+  std::string journal_problem;        ///< why the journal could not be read (empty if it could)
   long writer_pid = 0;                ///< pid holding the write lock (a sweep running), 0 if none
 };
 

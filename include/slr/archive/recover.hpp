@@ -1,23 +1,42 @@
 #pragma once
 // `slr-sweep recover`: rebuilds an archive's .h5 snapshot from its journal (e.g. after a crash
-// of the machine, or if the .h5 was deleted), truncating a torn journal tail.
+// of the machine, or if the .h5 was deleted), truncating a torn journal tail, and journals
+// again every row the old .h5 holds that the journal lost. With `salvage`, a damaged journal
+// (journal.hpp) is rebuilt from every intact record; the damaged file is kept beside it.
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <vector>
+
+#include "slr/archive/journal.hpp"
 
 namespace slr::archive {
+
+struct recover_options {
+  bool salvage = false; ///< rebuild a damaged journal from its intact records instead of refusing
+};
 
 struct recover_report {
   std::uint64_t points = 0;          ///< rows in the rebuilt /points (distinct point ids)
   std::uint64_t point_records = 0;   ///< point records in the journal (≥ points after retries)
   std::uint64_t runs = 0;
-  std::uint64_t journal_bytes = 0;   ///< intact journal length
+  std::uint64_t journal_bytes = 0;   ///< journal length afterwards
   std::uint64_t ignored_bytes = 0;   ///< torn tail removed
+  std::uint64_t intact_records = 0;  ///< intact records the journal held (salvage keeps them all)
+  std::vector<journal_damage> damage;   ///< damaged stretches found (salvage: dropped from the journal)
+  std::filesystem::path damaged_copy;   ///< the damaged journal, kept byte for byte (salvage)
+  std::uint64_t merged_points = 0;   ///< rows of the old .h5 that the journal lacked, journaled again
+  std::string merge_note;            ///< why the old .h5 could not be merged from, if so
+  bool job_from_snapshot = false;    ///< the job record was damaged and was taken from the .h5
+  std::vector<std::uint64_t> lost_point_ids; ///< ids read from damaged point records and not recovered
   double seconds = 0;                ///< time to rebuild
 };
 
 /// Takes the write lock (archive_locked_error if a sweep is running on it), replays the
-/// journal, truncates a torn tail and writes a new .h5 by temporary file + rename.
-/// Throws archive_not_found_error if there is no journal, journal_error, hdf5_error.
-recover_report recover(const std::filesystem::path& archive_path);
+/// journal, truncates a torn tail, merges rows of the old .h5 the journal lacks and writes a
+/// new .h5 by temporary file + rename. Throws archive_not_found_error if there is no journal,
+/// journal_damaged_error for a damaged journal without `salvage` (nothing changed),
+/// journal_error, hdf5_error.
+recover_report recover(const std::filesystem::path& archive_path, recover_options options = {});
 
 } // namespace slr::archive

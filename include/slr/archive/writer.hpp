@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "slr/archive/archive_error.hpp"
+#include "slr/archive/journal.hpp"
 #include "slr/archive/rows.hpp"
 #include "slr/grid/result_record.hpp"
 #include "slr/job/expansion.hpp"
@@ -64,9 +65,10 @@ public:
   static writer create(const std::filesystem::path& path, const job::job_spec& job,
                        if_exists policy = if_exists::fail, writer_options options = {});
   /// Opens an existing archive for resuming (takes the write lock, replays the journal,
-  /// truncates a torn tail, rebuilds the .h5). If only the .h5 exists (copied without its
-  /// journal), a journal is first written from the snapshot. Throws
-  /// archive_not_found_error, archive_locked_error, journal_error, hdf5_error.
+  /// truncates a torn tail, journals again the rows of the .h5 that the journal lost, rebuilds
+  /// the .h5 unless it is current). If only the .h5 exists (copied without its journal), a
+  /// journal is first written from the snapshot. Throws archive_not_found_error,
+  /// archive_locked_error, journal_damaged_error (nothing changed), journal_error, hdf5_error.
   static writer open(const std::filesystem::path& path, writer_options options = {});
 
   writer(writer&&) noexcept;
@@ -112,5 +114,9 @@ private:
   explicit writer(std::unique_ptr<state> s) noexcept;
   std::unique_ptr<state> state_;
 };
+
+/// The job an archive holds (its journal's latest job record, else the .h5's), read-only: no
+/// lock, no file changed. Throws archive_not_found_error, journal_error, hdf5_error.
+[[nodiscard]] journal_job read_stored_job(const std::filesystem::path& path);
 
 } // namespace slr::archive

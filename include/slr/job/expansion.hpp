@@ -39,13 +39,23 @@ struct sweep_unit {
 /// The sweep identity of a completed point (see the file comment).
 [[nodiscard]] std::uint64_t point_id(const grid::point& point, std::uint32_t repeat, bool chained);
 
+/// Default cap on the points a job may expand to (before collapsed axes are merged): far above
+/// any figure of the papers (≤ 10⁵ points), far below what would exhaust memory (~1 kB a point).
+inline constexpr std::uint64_t default_max_points = 10'000'000;
+
+/// Points of the full product of every entry's axes, option values and repeats (an upper
+/// bound of point_count(expand(job)); collapsed axes count in full), computed from the axis
+/// sizes without expanding; saturates at UINT64_MAX.
+[[nodiscard]] std::uint64_t product_point_count(const job_spec& job);
+
 /// Expands a parsed job into units, in a deterministic order (method entries in file order,
 /// then the product of the axes, outermost first; repeats innermost). Throws job_error naming
 /// the method entry if the registry rejects a point, or if two entries produce overlapping
-/// continuation chains.
-[[nodiscard]] std::vector<sweep_unit> expand(const job_spec& job);
+/// continuation chains, and job_error (field "grid", before any work) if
+/// product_point_count(job) exceeds max_points.
+[[nodiscard]] std::vector<sweep_unit> expand(const job_spec& job, std::uint64_t max_points = default_max_points);
 
-/// The bare grid::work_units of expand(job) (what the brief of issue 5 calls expand).
+/// The bare grid::work_units of expand(job): what the scheduler hands out.
 [[nodiscard]] std::vector<grid::work_unit> work_units(const std::vector<sweep_unit>& units);
 
 /// Number of points in the units.

@@ -20,6 +20,11 @@ public:
   /// Makes every result recorded so far durable (survives SIGKILL / power loss on return).
   /// The coordinator only reports points as done after they have been flushed.
   virtual void flush() = 0;
+  /// Called once when a stop signal arrives, after flush(): brings any derived view of the
+  /// results up to date now (the archive rebuilds its .h5), because a launcher may follow the
+  /// signal with SIGKILL within a second (Open MPI's mpirun does after SIGINT/SIGTERM:
+  /// odls_base_sigkill_timeout = 1 s). Must not throw.
+  virtual void checkpoint() noexcept {}
 };
 
 /// Keeps every recorded row in memory, in arrival order.

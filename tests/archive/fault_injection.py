@@ -1,0 +1,368 @@
+#!/usr/bin/python3
+"""Fault injection through the CLI, against an uninterrupted run of the same job.
+
+  flips N        N random single-bit flips in a complete journal (anywhere: header, job, run and
+                 point records), the .h5 kept or removed: `status` reports damage between intact
+                 records; `resume` refuses (exit 2) and leaves both files byte-identical;
+                 `recover --salvage` keeps every intact record (counted here by an independent
+                 parse of the frames and their CRC-32C) and the damaged file byte for byte; a
+                 flip in the job record with an intact .h5 recovers the job; a `resume` then
+                 completes and the archive equals the uninterrupted run.
+  truncations M  M random truncations of the journal, the .h5 kept (its rows are merged back) or
+                 removed: `resume` completes and the archive equals the uninterrupted run.
+  refusals       `export -o` onto its input (also through a symlink) and `query -o` onto the
+                 journal are refused with exit 2; a 10^15-point product is refused with exit 2
+                 before expansion; a refused `resume --extend` leaves every file byte-identical.
+  full-disk      a run onto a nearly full 2 MiB tmpfs exits 1 with a one-line message and no
+                 crash, leaves no temporary file, and resumes to an equal archive once space is
+                 free (skipped, saying so, where mounting is not permitted).
+  sigint         SIGINT to mpirun during a sweep: the ranks save, the .h5 is up to date with the
+                 journal, and `resume` completes to an equal archive. mpirun's own exit code is
+                 reported (Open MPI's mpirun exits 1 after SIGINT; the ranks exit 3).
+
+usage: fault_injection.py [--flips N] [--truncations M] [--seed S]
+       (env SLR_SWEEP = the slr-sweep binary; SLR_MPIEXEC, SLR_MPIEXEC_PREFLAGS for the sigint case)
+"""
+import argparse
+import hashlib
+import os
+import random
+import re
+import shlex
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+SLR = os.environ["SLR_SWEEP"]
+JOB = """name = "faults"
+seed = 77
+[grid]
+task = ["spiked", "max"]
+nu = {linspace = [0.5, 6, 16]}
+repeats = 2
+[[method]]
+name = "bayes"
+samples = 300
+"""  # 64 points, milliseconds each
+SLOW_JOB = """name = "faults-slow"
+seed = 78
+[grid]
+nu = {linspace = [0.5, 8, 24]}
+[[method]]
+name = "bayes"
+samples = 300000
+"""
+# Columns that legitimately differ between two runs of the same points.
+RUN_DEPENDENT = {"completed_unix", "run_index", "wall_s"}
+
+
+def fail(message):
+    print("FAIL:", message)
+    sys.exit(1)
+
+
+def run(*arguments, expect=None, env=None):
+    result = subprocess.run([SLR, *arguments], capture_output=True, text=True, env=env)
+    if expect is not None and result.returncode != expect:
+        fail(f"slr-sweep {' '.join(arguments)}: exit {result.returncode}, expected {expect}\n"
+             f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+def digest(path):
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def rows_of(path):
+    with h5py.File(path, "r") as f:
+        points = f["points"][()]
+    return points[np.argsort(points["point_id"], kind="stable")]
+
+
+def assert_equal_archives(path, reference, label):
+    a, b = rows_of(path), rows_of(reference)
+    if len(a) != len(b):
+        fail(f"{label}: {len(a)} rows, the uninterrupted run has {len(b)}")
+    for name in b.dtype.names:
+        if name in RUN_DEPENDENT:
+            continue
+        x, y = a[name], b[name]
+        if x.dtype.kind == "f":
+            same = (x == y) | (np.isnan(x) & np.isnan(y))
+        else:
+            same = x == y
+        if not np.all(same):
+            fail(f"{label}: column {name} differs from the uninterrupted run")
+
+
+# ---- an independent reader of the v2 frame layout ---------------------------------------------
+def crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+CRC_TABLE = crc32c_table()
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for byte in data:
+        c = CRC_TABLE[(c ^ byte) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+HEADER, JOB_RECORD, SCHEMA = 1, 2, 6
+
+
+def frames(data):
+    """[(begin, end, type)] of a journal written by this release (every frame intact)."""
+    out, position = [], 0
+    while position < len(data):
+        magic, kind, length, payload_crc, header_crc = struct.unpack_from("<4sIIII", data, position)
+        if magic != b"SLR2" or crc32c(data[position:position + 16]) != header_crc:
+            fail(f"frame at {position} is not an intact v2 frame")
+        end = position + 20 + length
+        if crc32c(data[position + 20:end]) != payload_crc:
+            fail(f"payload of the frame at {position} fails its CRC")
+        out.append((position, end, kind))
+        position = end
+    return out
+
+
+def entries(frame_list):
+    """Records a reader replays as entries (not the header, not column schemas)."""
+    return sum(1 for _, _, kind in frame_list if kind not in (HEADER, SCHEMA))
+
+
+# ---- scenarios ----------------------------------------------------------------------------------
+def flips(count, rng, work, reference):
+    clean_journal = open(reference + ".journal", "rb").read()
+    frame_list = frames(clean_journal)
+    total = entries(frame_list)
+    salvaged_records = 0
+    for trial in range(count):
+        d = os.path.join(work, f"flip{trial}")
+        os.makedirs(d)
+        archive = os.path.join(d, "a.h5")
+        keep_h5 = trial % 2 == 0
+        position = rng.randrange(0, len(clean_journal))
+        damaged = bytearray(clean_journal)
+        damaged[position] ^= 1 << rng.randrange(8)
+        with open(archive + ".journal", "wb") as f:
+            f.write(damaged)
+        if keep_h5:
+            shutil.copy(reference, archive)
+        hit = next(i for i, (b, e, _) in enumerate(frame_list) if b <= position < e)
+        kind = frame_list[hit][2]
+        label = f"flip {trial} at byte {position} (record {hit}, type {kind}, .h5 {'kept' if keep_h5 else 'removed'})"
+        if hit == len(frame_list) - 1:
+            # The last record: indistinguishable from an append cut by a crash (a torn tail).
+            run("resume", archive, expect=0)
+            assert_equal_archives(archive, reference, label)
+            continue
+        status = run("status", archive, expect=0) if keep_h5 else None
+        if status is not None and "DAMAGED" not in status.stdout:
+            fail(f"{label}: status does not report the damage:\n{status.stdout}")
+        before = (digest(archive), digest(archive + ".journal"))
+        refused = run("resume", archive, expect=2)
+        if "recover --salvage" not in refused.stderr:
+            fail(f"{label}: resume's refusal does not name the way out:\n{refused.stderr}")
+        if (digest(archive), digest(archive + ".journal")) != before:
+            fail(f"{label}: a refused resume changed a file")
+        if kind == JOB_RECORD and not keep_h5:
+            salvage = run("recover", "--salvage", archive)
+            if salvage.returncode != 1 or "job record" not in salvage.stderr:
+                fail(f"{label}: salvage without a job record and without .h5: exit {salvage.returncode}\n"
+                     f"{salvage.stdout}{salvage.stderr}")
+            if digest(archive + ".journal") != before[1]:
+                fail(f"{label}: a failed salvage changed the journal")
+            continue
+        salvage = run("recover", "--salvage", archive, expect=0)
+        kept = re.search(r"kept all (\d+) intact records", salvage.stdout)
+        expected = total - (0 if kind in (HEADER, SCHEMA) else 1)
+        if not kept or int(kept.group(1)) != expected:
+            fail(f"{label}: salvage kept {kept.group(1) if kept else '?'} intact records, expected {expected}:\n"
+                 f"{salvage.stdout}")
+        salvaged_records += expected
+        copies = [n for n in os.listdir(d) if n.startswith("a.h5.journal.damaged-")]
+        if len(copies) != 1 or open(os.path.join(d, copies[0]), "rb").read() != bytes(damaged):
+            fail(f"{label}: the damaged journal was not kept byte for byte ({copies})")
+        if kind == JOB_RECORD and "taken from the .h5" not in salvage.stdout:
+            fail(f"{label}: the job was not taken from the .h5:\n{salvage.stdout}")
+        run("resume", archive, expect=0)
+        assert_equal_archives(archive, reference, label)
+        shutil.rmtree(d)
+    print(f"flips: {count} trials, every intact record kept ({salvaged_records} salvaged in all), "
+          "every resumed archive equal to the uninterrupted run")
+
+
+def truncations(count, rng, work, reference):
+    clean_journal = open(reference + ".journal", "rb").read()
+    job_end = frames(clean_journal)[1][1]
+    for trial in range(count):
+        d = os.path.join(work, f"cut{trial}")
+        os.makedirs(d)
+        archive = os.path.join(d, "a.h5")
+        keep_h5 = trial % 2 == 0
+        cut = rng.randrange(job_end, len(clean_journal))
+        with open(archive + ".journal", "wb") as f:
+            f.write(clean_journal[:cut])
+        if keep_h5:
+            shutil.copy(reference, archive)
+            status = run("status", archive, expect=0)
+            if "fewer point records than this snapshot" not in status.stdout and cut < len(clean_journal) - 200:
+                fail(f"truncation {trial} at {cut}: status does not say the journal lost rows:\n{status.stdout}")
+        run("resume", archive, expect=0)
+        assert_equal_archives(archive, reference, f"truncation {trial} at byte {cut}")
+        shutil.rmtree(d)
+    print(f"truncations: {count} trials, every resumed archive equal to the uninterrupted run")
+
+
+def refusals(work, reference):
+    d = os.path.join(work, "refusals")
+    os.makedirs(d)
+    archive = os.path.join(d, "a.h5")
+    shutil.copy(reference, archive)
+    shutil.copy(reference + ".journal", archive + ".journal")
+    os.symlink("a.h5", os.path.join(d, "link.h5"))
+    before = (digest(archive), digest(archive + ".journal"))
+    for arguments in (["export", archive, "--format", "csv", "-o", archive],
+                      ["export", archive, "--format", "grid", "-o", os.path.join(d, "link.h5"), "--force"],
+                      ["query", archive, "-o", archive + ".journal", "--force"]):
+        result = run(*arguments, expect=2)
+        if "archive being read" not in result.stderr:
+            fail(f"{arguments}: unclear refusal: {result.stderr}")
+    out = os.path.join(d, "points.csv")
+    run("export", archive, "--format", "csv", "-o", out, expect=0)
+    if "--force" not in run("export", archive, "--format", "csv", "-o", out, expect=2).stderr:
+        fail("an existing output file was not refused without --force")
+    run("export", archive, "--format", "csv", "-o", out, "--force", expect=0)
+    big = os.path.join(d, "big.toml")
+    with open(big, "w") as f:
+        f.write('name = "big"\nseed = 1\n[grid]\nnu = {linspace = [0.1, 10, 100000]}\n'
+                'delta = {linspace = [0, 1, 100000]}\nalpha = {linspace = [0.1, 1, 100000]}\n'
+                '[[method]]\nname = "bayes"\n')
+    start = time.monotonic()
+    result = run("plan", big, expect=2)
+    elapsed = time.monotonic() - start
+    if "1000000000000000 points" not in result.stderr or "--max-points" not in result.stderr:
+        fail(f"10^15-point job: unclear refusal: {result.stderr}")
+    result = run("run", big, "-o", os.path.join(d, "big.h5"), expect=2)
+    if os.path.exists(os.path.join(d, "big.h5")):
+        fail("a refused run created its archive")
+    narrower = os.path.join(d, "narrower.toml")
+    with open(narrower, "w") as f:
+        f.write(JOB.replace("nu = {linspace = [0.5, 6, 16]}", "nu = {linspace = [0.5, 6, 8]}"))
+    result = run("resume", archive, "--extend", narrower, expect=2)
+    if "refused" not in result.stderr:
+        fail(f"narrower --extend: unclear refusal: {result.stderr}")
+    if (digest(archive), digest(archive + ".journal")) != before:
+        fail("a refused resume --extend changed a file")
+    print(f"refusals: export/query onto the input refused; 10^15 points refused in {elapsed:.3f} s; "
+          "refused --extend left both files byte-identical")
+
+
+def full_disk(work, reference, job_path):
+    mount_point = os.path.join(work, "tiny")
+    os.makedirs(mount_point)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mount_point], capture_output=True)
+    if mounted.returncode != 0:
+        print("full-disk: SKIPPED (mounting a tmpfs is not permitted here: "
+              f"{mounted.stderr.decode(errors='replace').strip()})")
+        return
+    try:
+        filler = os.path.join(mount_point, "filler")
+        # Leave room for the journal's first records only.
+        subprocess.run(["fallocate", "-l", "1960k", filler], check=True)
+        archive = os.path.join(mount_point, "a.h5")
+        result = run("run", job_path, "-o", archive)
+        if result.returncode != 1:
+            fail(f"full disk: exit {result.returncode}, expected 1\n{result.stderr}")
+        messages = [line for line in result.stderr.splitlines() if "error" in line or "fatal" in line]
+        if len(messages) != 1 or "No space left on device" not in messages[0] or len(messages[0]) > 300:
+            fail(f"full disk: expected one short line naming the reason:\n{result.stderr}")
+        leftovers = [n for n in os.listdir(mount_point) if ".tmp" in n]
+        if leftovers:
+            fail(f"full disk: temporary files left behind: {leftovers}")
+        retry = run("resume", archive)
+        if retry.returncode != 1:
+            fail(f"full disk, resume: exit {retry.returncode}, expected 1\n{retry.stderr}")
+        os.remove(filler)
+        run("resume", archive, expect=0)
+        assert_equal_archives(archive, reference, "full disk then resume")
+        print("full-disk: exit 1 with one line, no crash, no temporary file; resumed to an equal archive")
+    finally:
+        subprocess.run(["umount", mount_point])
+
+
+def sigint(work):
+    launcher = os.environ.get("SLR_MPIEXEC")
+    if not launcher:
+        print("sigint: SKIPPED (no SLR_MPIEXEC)")
+        return
+    d = os.path.join(work, "sigint")
+    os.makedirs(d)
+    job_path = os.path.join(d, "slow.toml")
+    with open(job_path, "w") as f:
+        f.write(SLOW_JOB)
+    reference = os.path.join(d, "reference.h5")
+    run("run", job_path, "-o", reference, expect=0)
+    archive = os.path.join(d, "a.h5")
+    command = [launcher, *shlex.split(os.environ.get("SLR_MPIEXEC_PREFLAGS", "")), "-n", "2", SLR, "run", job_path,
+               "-o", archive]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait for some journaled points
+        if os.path.exists(archive + ".journal") and os.path.getsize(archive + ".journal") > 6000:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=120)
+    status = run("status", archive, expect=0)
+    if "up to date with the journal" not in status.stdout:
+        fail(f"SIGINT to mpirun: the .h5 is not up to date with the journal:\n{status.stdout}\n{output}")
+    done = re.search(r"points: (\d+) in the snapshot", status.stdout)
+    run("resume", archive, expect=0)
+    assert_equal_archives(archive, reference, "SIGINT to mpirun, then resume")
+    print(f"sigint: mpirun exit {process.returncode} (the ranks drain and exit 3), "
+          f"{done.group(1) if done else '?'} points in an up-to-date .h5; resumed to an equal archive")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--flips", type=int, default=30)
+    parser.add_argument("--truncations", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=20261124)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory(prefix="slr-faults-") as work:
+        job_path = os.path.join(work, "job.toml")
+        with open(job_path, "w") as f:
+            f.write(JOB)
+        reference = os.path.join(work, "reference.h5")
+        run("run", job_path, "-o", reference, expect=0)
+        flips(args.flips, rng, work, reference)
+        truncations(args.truncations, rng, work, reference)
+        refusals(work, reference)
+        full_disk(work, reference, job_path)
+        sigint(work)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
