@@ -85,7 +85,7 @@ std::function<int()> add_status_command(CLI::App& app) {
     std::vector<const archive::point_row*> failures;
     for (const auto& r : rows) {
       ++by_status[r.status];
-      if (r.status == "failed" || r.status == "timeout") failures.push_back(&r);
+      if (r.status != "ok") failures.push_back(&r);
     }
     const std::size_t done = rows.size() + fresh.newer_points;
     std::cout << "points: " << rows.size() << " in the snapshot";
@@ -105,7 +105,7 @@ std::function<int()> add_status_command(CLI::App& app) {
       std::cout << "  " << failures[i]->status << ": " << failures[i]->method << " nu=" << failures[i]->nu
                 << " alpha=" << failures[i]->alpha << " repeat=" << failures[i]->repeat << ": " << failures[i]->message
                 << "\n";
-    if (failures.size() > 5) std::cout << "  … and " << failures.size() - 5 << " more failed/timeout points\n";
+    if (failures.size() > 5) std::cout << "  … and " << failures.size() - 5 << " more points that are not ok\n";
 
     const bool running = fresh.writer_pid != 0;
     std::cout << "runs: " << runs.size() << "\n";

@@ -171,6 +171,7 @@ private:
     done_cost_ += find_method(units_[unit].points[position].method).cost_seconds(units_[unit].points[position]);
     if (record.status == grid::status::failed) ++failed_;
     if (record.status == grid::status::timeout) ++timeouts_;
+    if (record.status != grid::status::ok) ++not_ok_[std::string(grid::status_name(record.status))];
   }
 
   // Next unit for a worker on `node`, or none: the most expensive pending unit that fits the
@@ -263,7 +264,7 @@ private:
     s.total = outcome_.total_points;
     s.done_before = outcome_.skipped_points;
     s.done = outcome_.skipped_points + flushed_;
-    s.failed = failed_ + timeouts_;
+    s.not_ok = not_ok_;
     s.total_cost = wanted_cost_;
     s.done_cost = done_cost_;
     return s;
@@ -364,6 +365,7 @@ private:
   double done_cost_ = 0;
   bool draining_ = false;
   int forwarded_signal_ = 0; // a stop signal a worker received
+  std::map<std::string, std::size_t> not_ok_; // points of this run by non-ok status
   clock::time_point last_flush_{};
   progress_meter meter_;
   sweep_outcome outcome_;

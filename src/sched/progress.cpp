@@ -20,6 +20,14 @@ std::string format_duration(double seconds) {
   else out << total << "s";
   return out.str();
 }
+// Every kind of non-ok result by name, so that a diverged or unconverged point is never hidden
+// behind a count of failures only.
+std::string not_ok_text(const progress_state& s) {
+  std::string text;
+  for (const auto& [name, count] : s.not_ok)
+    if (count > 0) text += (text.empty() ? "not ok: " : ", ") + std::to_string(count) + " " + name;
+  return text.empty() ? "all ok" : text;
+}
 } // namespace
 
 progress_meter::progress_meter(std::ostream& out, bool live, double interval_s)
@@ -41,7 +49,7 @@ std::string progress_meter::line(const progress_state& s) const {
   const double percent = s.total > 0 ? 100.0 * static_cast<double>(s.done) / static_cast<double>(s.total) : 100.0;
   std::ostringstream text;
   text << s.done << "/" << s.total << " points (" << std::fixed << std::setprecision(1) << percent << "%), "
-       << s.failed << " failed or timed out, " << std::setprecision(rate < 10 ? 2 : 0) << rate << " points/s, elapsed "
+       << not_ok_text(s) << ", " << std::setprecision(rate < 10 ? 2 : 0) << rate << " points/s, elapsed "
        << format_duration(elapsed) << ", ETA " << format_duration(eta);
   return text.str();
 }

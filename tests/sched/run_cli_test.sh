@@ -37,7 +37,7 @@ expect 2 "$SLR_SWEEP" run good.toml -o bad.h5 --mem-per-node 12Q
 [ ! -e bad.h5 ] || fail "bad options created an archive"
 
 expect 0 "$SLR_SWEEP" run good.toml -o a.h5
-grep -q "complete: 3/3 points (100.0%), 1 failed or timed out" out.log || { cat out.log; fail "first run"; }
+grep -q "complete: 3/3 points (100.0%), not ok: 1 failed" out.log || { cat out.log; fail "first run"; }
 before=$(cksum < a.h5.journal)
 expect 2 $mpiexec -n 2 "$SLR_SWEEP" run good.toml -o a.h5
 grep -q "already exists" out.log || { cat out.log; fail "existing archive not named"; }
@@ -54,6 +54,14 @@ expect 0 "$SLR_SWEEP" resume a.h5
 grep -q "(4 already done)" out.log || { cat out.log; fail "complete archive not recognised"; }
 
 expect 0 "$SLR_SWEEP" status a.h5
+
+# Statuses that cannot be missed: unconverged points are counted by kind in the last line.
+printf '%s\n' 'name = "unconverged"' 'seed = 3' '[grid]' 'alpha = [1, 2]' '[[method]]' 'name = "state-evolution"' \
+  'max-iter = 2' 'samples = 2000' > unconverged.toml
+expect 0 "$SLR_SWEEP" run unconverged.toml -o u.h5
+tail -n 1 out.log | grep -q "complete: 2/2 points (100.0%), not ok: 2 not_converged" || { cat out.log; fail "last line hides not_converged"; }
+expect 0 "$SLR_SWEEP" status u.h5
+grep -q "not_converged 2" out.log || { cat out.log; fail "status hides not_converged"; }
 expect 0 "$SLR_SWEEP" plan good.toml
 expect 0 "$SLR_SWEEP" point --method synthetic --alpha 1 --r-k 0 --r-v 0
 echo "run/resume command line: exit codes, refusals, --retry-failed, --extend and MPI-free commands as expected"

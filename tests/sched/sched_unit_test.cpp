@@ -80,12 +80,15 @@ TEST(Progress, LineCountsPointsFailuresAndEta) {
   sched::progress_state state;
   state.total = 200;
   state.done = 50;
-  state.failed = 2;
+  state.not_ok = {{"diverged", 1}, {"failed", 2}, {"not_converged", 4}};
   state.total_cost = 10;
   state.done_cost = 10;
   const auto text = meter.line(state);
   EXPECT_NE(text.find("50/200 points (25.0%)"), std::string::npos) << text;
-  EXPECT_NE(text.find("2 failed or timed out"), std::string::npos) << text;
+  EXPECT_NE(text.find("not ok: 1 diverged, 2 failed, 4 not_converged"), std::string::npos) << text;
+  state.not_ok.clear();
+  EXPECT_NE(meter.line(state).find("all ok"), std::string::npos) << meter.line(state);
+  state.not_ok = {{"failed", 2}};
   EXPECT_NE(text.find("ETA 0s"), std::string::npos) << text; // all estimated cost is done
   meter.update(state);
   EXPECT_TRUE(out.str().empty()); // log lines only every interval

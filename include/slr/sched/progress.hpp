@@ -4,6 +4,7 @@
 // the remaining points by their estimated cost. No MPI here.
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <ostream>
 #include <string>
 
@@ -13,7 +14,8 @@ struct progress_state {
   std::size_t total = 0;      ///< points of the sweep
   std::size_t done = 0;       ///< finished (including those done before this run)
   std::size_t done_before = 0;///< done before this run started (resume)
-  std::size_t failed = 0;     ///< failed or timed out
+  /// Points of this run whose status is not ok, by status name ("not_converged", "failed", …).
+  std::map<std::string, std::size_t> not_ok;
   double total_cost = 0;      ///< estimated seconds of the points to run in this run
   double done_cost = 0;       ///< estimated seconds of the points finished in this run
 };
@@ -26,7 +28,8 @@ public:
   void update(const progress_state& state);
   /// Prints the final line (always).
   void finish(const progress_state& state, const std::string& note);
-  /// The text of one progress line, e.g. "1200/5000 points (24.0%), 3 failed or timed out, 410 points/s, elapsed 3s, ETA 9s".
+  /// The text of one progress line, e.g. "1200/5000 points (24.0%), not ok: 2 diverged, 1 failed, 410 points/s,
+  /// elapsed 3s, ETA 9s" ("all ok" when every point of this run is ok).
   [[nodiscard]] std::string line(const progress_state& state) const;
 
   /// True if the file descriptor of stderr is a terminal.

@@ -158,6 +158,30 @@ def _tuned(cols, mask, value="test_risk"):
     return out, several
 
 
+def _ok(cols):
+    """Rows whose status is ok (archives without a status column: every row)."""
+    if "status" not in cols:
+        return np.ones(_n(cols), dtype=bool)
+    return np.asarray(cols["status"]).astype(str) == "ok"
+
+
+def _hollow_not_ok(ax, cols, mask, x_name, y_name, colour):
+    """Draws the rows of `mask` whose status is not ok as hollow markers (they are left out of
+    the curves); returns how many were drawn."""
+    bad = mask & ~_ok(cols)
+    x, y = _col(cols, x_name)[bad], _col(cols, y_name)[bad]
+    keep = np.isfinite(x) & np.isfinite(y)
+    if keep.any():
+        ax.plot(x[keep], y[keep], "o", ms=6, mfc="none", mec=colour, mew=1.2)
+    return int(bad.sum())
+
+
+def _legend_not_ok(ax, count):
+    """A legend entry saying what hollow markers are, when there are any."""
+    if count:
+        ax.plot([], [], "o", ms=6, mfc="none", mec="0.3", label=f"status not ok ({count}; left out of curves)")
+
+
 def _nanmean(values):
     values = np.asarray(values, dtype=float)
     values = values[~np.isnan(values)]
@@ -216,14 +240,18 @@ def population(cols, outdir, formats=("png", "svg")):
     settings = _settings(cols, is_pop | is_bayes, keys)
     fig, axes = _grid(len(settings))
     nu, risk, stderr = _col(cols, "nu"), _col(cols, "risk"), _col(cols, "risk_stderr")
+    ok = _ok(cols)
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
         finite_nu = []
+        not_ok = 0
         for act in _activations(cols, is_pop & here):
             for offset in _unique(_col(cols, "erf_offset")[is_pop & here & (cols["activation"] == act)]):
-                m = is_pop & here & (cols["activation"] == act) & _equal_mask(_col(cols, "erf_offset"), offset)
+                every = is_pop & here & (cols["activation"] == act) & _equal_mask(_col(cols, "erf_offset"), offset)
+                m = every & ok
                 label = act if math.isnan(offset) else f"{act} (c={offset:g})"
                 colour = COLOURS.get(act)
+                not_ok += _hollow_not_ok(ax, cols, every, "nu", "risk", colour or "0.3")
                 stats = _mean_by(nu[m], risk[m])
                 fin = [s for s in stats if np.isfinite(s[0])]
                 if fin:
@@ -248,6 +276,7 @@ def population(cols, outdir, formats=("png", "svg")):
         for s in stats:
             if np.isinf(s[0]):
                 ax.axhline(s[1], color="k", ls=":", lw=1.2, label="Bayes, ν=∞")
+        _legend_not_ok(ax, not_ok)
         _log_if_wide(ax, "x", finite_nu)
         ax.set_xlabel("ν")
         ax.set_ylabel("population risk")
@@ -270,13 +299,17 @@ def finite_alpha(cols, outdir, formats=("png", "svg")):
     settings = _settings(cols, fp | erm | se, keys)
     fig, axes = _grid(len(settings), width=7.4, height=4.0)
     risk = _col(cols, "risk")
+    ok = _ok(cols)
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
         alphas = []
         tuned_any = False
+        not_ok = 0
         for act in _activations(cols, (fp | erm) & here):
             colour = COLOURS.get(act)
-            this = here & (cols["activation"] == act)
+            every = here & (cols["activation"] == act)
+            not_ok += _hollow_not_ok(ax, cols, (fp | erm) & every, "alpha", "test_risk", colour or "0.3")
+            this = every & ok
             curve, several = _tuned(cols, fp & this)
             tuned_any |= several
             if curve:
@@ -302,7 +335,8 @@ def finite_alpha(cols, outdir, formats=("png", "svg")):
             limit = _mean_by(np.zeros(_n(cols))[pop & this], risk[pop & this])
             if limit:
                 ax.axhline(limit[0][1], color=colour, ls="--", lw=1, label=f"{act}: α → ∞")
-        curve = _mean_by(_col(cols, "alpha")[se & here], _col(cols, "test_risk")[se & here])
+        not_ok += _hollow_not_ok(ax, cols, se & here, "alpha", "test_risk", "k")
+        curve = _mean_by(_col(cols, "alpha")[se & here & ok], _col(cols, "test_risk")[se & here & ok])
         if curve:
             ax.plot([c[0] for c in curve], [c[1] for c in curve], "k-", lw=2, label="Bayes-optimal")
             alphas.extend(c[0] for c in curve)
@@ -310,6 +344,7 @@ def finite_alpha(cols, outdir, formats=("png", "svg")):
         limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
         if limit:
             ax.axhline(limit[0][1], color="k", ls="--", lw=1, label="Bayes, α → ∞")
+        _legend_not_ok(ax, not_ok)
         _log_if_wide(ax, "x", alphas)
         ax.set_xlabel("α = N/D")
         ax.set_ylabel("test risk")
