@@ -9,8 +9,19 @@
 
 namespace slr::cli {
 
-void archive_input::add_to(CLI::App& command) {
-  command.add_option("archive", path, "The archive (results.h5) written by `slr-sweep run`")->required();
+void archive_input::add_to(CLI::App& command, bool several) {
+  if (several)
+    command
+        .add_option_function<std::vector<std::string>>(
+            "archives",
+            [this](const std::vector<std::string>& given) {
+              paths = given;
+              path = given.front();
+            },
+            "Archives (results.h5) written by `slr-sweep run`; rows of several are tagged by a column `archive`")
+        ->required();
+  else
+    command.add_option("archive", path, "The archive (results.h5) written by `slr-sweep run`")->required();
   command.add_option("--where", where,
                      "Row filter: conditions joined by commas, e.g. \"activation=softmax,nu=1,alpha>=2\"; operators "
                      "= != < <= > >=, numbers (inf, nan) or text, alternatives with | (activation=softmax|linear)");
@@ -19,7 +30,8 @@ void archive_input::add_to(CLI::App& command) {
       "Keep rows with these statuses, e.g. ok,unbounded");
 }
 
-query::table archive_input::load_filtered() const {
+namespace {
+query::table load_one(const std::string& path) {
   if (!std::filesystem::exists(path)) throw std::invalid_argument(path + ": no such archive");
   std::optional<archive::reader> reader;
   try {
@@ -38,7 +50,15 @@ query::table archive_input::load_filtered() const {
   } catch (const archive::archive_error&) {
     // Freshness is advisory: an unreadable journal must not stop a read-only query.
   }
-  return query::filter_status(query::filter(points, where), statuses);
+  return points;
+}
+} // namespace
+
+query::table archive_input::load_filtered() const {
+  if (paths.size() <= 1) return query::filter_status(query::filter(load_one(path), where), statuses);
+  std::vector<std::pair<std::string, query::table>> parts;
+  for (const auto& p : paths) parts.emplace_back(p, load_one(p));
+  return query::filter_status(query::filter(query::concatenate(parts, "archive"), where), statuses);
 }
 
 std::vector<std::string> list_argument(const std::string& text) { return query::split_list(text); }

@@ -26,7 +26,7 @@ std::function<int()> add_query_command(CLI::App& app) {
   auto args = std::make_shared<query_arguments>();
   auto* cmd = app.add_subcommand("query", "Filter, aggregate and print the points of an archive (read-only; safe "
                                           "while a sweep is running)");
-  args->input.add_to(*cmd);
+  args->input.add_to(*cmd, true);
   const auto list = [cmd](const char* name, std::vector<std::string>& target, const char* help) {
     cmd->add_option_function<std::string>(
         name, [&target](const std::string& text) { target = list_argument(text); }, help);
@@ -49,7 +49,7 @@ std::function<int()> add_query_command(CLI::App& app) {
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
     const auto format = query::parse_output_format(args->format);
-    if (args->output != "-") check_output_path(args->output, {args->input.path}, args->force);
+    if (args->output != "-") check_output_path(args->output, {args->input.paths.begin(), args->input.paths.end()}, args->force);
     const auto points = args->input.load_filtered();
     // The filters already ran in load_filtered (they also print the freshness note).
     auto options = args->options;

@@ -62,6 +62,7 @@ std::vector<std::string> expand_keys(const table& t, const std::vector<std::stri
   std::vector<std::string> out;
   for (const auto& k : keys) {
     if (k == "parameters") {
+      if (t.find("archive") != nullptr && !contains(out, "archive")) out.push_back("archive"); // rows of several archives
       for (const auto& p : parameter_columns())
         if (p != "repeat" && t.find(p) != nullptr && !contains(out, p)) out.push_back(p);
       continue;
@@ -239,6 +240,7 @@ query_result run_query(const table& points, const query_options& options) {
     for (const auto& o : options.min_over)
       if (!contains(selected, o)) selected.push_back(o);
   } else {
+    if (const auto* tag = t.find("archive"); tag != nullptr && varies(*tag)) selected.emplace_back("archive");
     selected.emplace_back("method");
     const auto* lengths = t.find("L");
     const bool has_pmf = lengths != nullptr && std::any_of(lengths->numbers.begin(), lengths->numbers.end(),

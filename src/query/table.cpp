@@ -1,5 +1,7 @@
 #include "slr/query/table.hpp"
 
+#include <limits>
+
 #include <cmath>
 #include <stdexcept>
 #include <tuple>
@@ -175,5 +177,43 @@ table from_rows(const std::vector<archive::point_row>& rows) {
 }
 
 table load_archive(const std::filesystem::path& path) { return from_rows(archive::reader(path).points()); }
+
+table concatenate(const std::vector<std::pair<std::string, table>>& parts, const std::string& tag_column) {
+  table out;
+  out.columns.push_back(column::make(tag_column, column_kind::text));
+  for (const auto& [label, part] : parts)
+    for (const auto& c : part.columns) {
+      if (c.name == tag_column) throw std::invalid_argument("cannot tag rows: a column is already named " + tag_column);
+      const auto* known = out.find(c.name);
+      if (known == nullptr) out.columns.push_back(column::make(c.name, c.kind, c.is_result));
+      else if (known->kind != c.kind)
+        throw std::invalid_argument("column '" + c.name + "' has different types in different archives");
+    }
+  for (const auto& [label, part] : parts) {
+    const std::size_t n = part.rows();
+    for (auto& c : out.columns) {
+      if (c.name == tag_column) {
+        c.texts.insert(c.texts.end(), n, label);
+        continue;
+      }
+      const auto* source = part.find(c.name);
+      switch (c.kind) {
+      case column_kind::number:
+        if (source) c.numbers.insert(c.numbers.end(), source->numbers.begin(), source->numbers.end());
+        else c.numbers.insert(c.numbers.end(), n, std::numeric_limits<double>::quiet_NaN());
+        break;
+      case column_kind::integer:
+        if (source) c.integers.insert(c.integers.end(), source->integers.begin(), source->integers.end());
+        else c.integers.insert(c.integers.end(), n, 0);
+        break;
+      case column_kind::text:
+        if (source) c.texts.insert(c.texts.end(), source->texts.begin(), source->texts.end());
+        else c.texts.insert(c.texts.end(), n, std::string());
+        break;
+      }
+    }
+  }
+  return out;
+}
 
 } // namespace slr::query

@@ -62,6 +62,11 @@ expect 0 "$SLR_SWEEP" run unconverged.toml -o u.h5
 tail -n 1 out.log | grep -q "complete: 2/2 points (100.0%), not ok: 2 not_converged" || { cat out.log; fail "last line hides not_converged"; }
 expect 0 "$SLR_SWEEP" status u.h5
 grep -q "not_converged 2" out.log || { cat out.log; fail "status hides not_converged"; }
+
+# query over several archives: rows tagged by their archive.
+expect 0 "$SLR_SWEEP" query a.h5 u.h5 --format csv --columns archive,method,alpha,status
+[ "$(grep -c '^a.h5,synthetic,' out.log)" -eq 4 ] && [ "$(grep -c '^u.h5,state-evolution,' out.log)" -eq 2 ] \
+  || { cat out.log; fail "query of two archives"; }
 expect 0 "$SLR_SWEEP" plan good.toml
 expect 0 "$SLR_SWEEP" point --method synthetic --alpha 1 --r-k 0 --r-v 0
 echo "run/resume command line: exit codes, refusals, --retry-failed, --extend and MPI-free commands as expected"

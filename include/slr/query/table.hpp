@@ -62,6 +62,12 @@ public:
 /// Builds the table from archive rows (value columns = the union of the rows' value_names,
 /// result columns first in archive order).
 [[nodiscard]] table from_rows(const std::vector<archive::point_row>& rows);
+/// Rows of several tables one after the other, tagged by a first text column `tag_column`
+/// holding each part's label. Columns are the union (in order of first appearance); a cell a part
+/// does not have is NaN (numbers), 0 (integers) or empty (text). Throws std::invalid_argument if
+/// one name has two kinds.
+[[nodiscard]] table concatenate(const std::vector<std::pair<std::string, table>>& parts, const std::string& tag_column);
+
 /// Opens an archive read-only (archive::reader) and reads all its points. Throws
 /// archive::archive_not_found_error / hdf5_error.
 [[nodiscard]] table load_archive(const std::filesystem::path& path);
