@@ -68,6 +68,17 @@ void assign(raw_setting& s, const grid_axes& g, const std::string& name, std::si
   else s.r_v = g.r_v[i];
 }
 
+// The identity a point's seed derives from: the point's own, or, for a point that asks for common
+// samples along α ("common-samples" = "alpha"), that of the same point without α, so that every α
+// of a curve (same repeat) draws the same Monte Carlo samples.
+std::uint64_t seed_identity(const grid::point& point, std::uint32_t repeat, std::uint64_t id) {
+  const auto it = point.options.find("common-samples");
+  if (it == point.options.end() || it->second != "alpha") return id;
+  grid::point without_alpha = point;
+  without_alpha.alpha = grid::not_set;
+  return point_id(without_alpha, repeat, false);
+}
+
 std::string hex16(std::uint64_t value) {
   char buffer[17];
   std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
@@ -190,7 +201,7 @@ std::vector<sweep_unit> expand(const job_spec& job, std::uint64_t max_points) {
         sweep_point sp{std::move(p), repeat, 0};
         sp.id = point_id(sp.point, repeat, false);
         if (!seen.insert(sp.id).second) continue; // collapsed axis or a repeated value
-        sp.point.seed = model::derive_seed(job.master_seed, sp.id);
+        sp.point.seed = model::derive_seed(job.master_seed, seed_identity(sp.point, repeat, sp.id));
         units.push_back({{std::move(sp)}, e});
       }
       continue;
@@ -206,7 +217,7 @@ std::vector<sweep_unit> expand(const job_spec& job, std::uint64_t max_points) {
       if (inserted) chains.push_back({{}, e});
       sweep_point sp{std::move(p), repeat, 0};
       sp.id = point_id(sp.point, repeat, true);
-      sp.point.seed = model::derive_seed(job.master_seed, sp.id);
+      sp.point.seed = model::derive_seed(job.master_seed, seed_identity(sp.point, repeat, sp.id));
       auto& chain = chains[it->second].points;
       if (std::none_of(chain.begin(), chain.end(), [&](const sweep_point& q) { return q.id == sp.id; }))
         chain.push_back(std::move(sp));

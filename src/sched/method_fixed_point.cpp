@@ -43,6 +43,7 @@ method_descriptor describe_fixed_point() {
   using vt = option_spec::value_type;
   m.options = {
       samples_option("8000", 100),
+      common_samples_option(),
       {"test-samples", vt::integer, "100000", "samples of the population risk at the fixed point (0 = skip)", {}, 0, 1e9},
       {"repeats", vt::integer, "3", "independent Monte Carlo solves (test_risk_stderr from their spread)", {}, 1, 1000},
       {"init", vt::choice, "informed", "start: informed (M=I, Q=1.2I, V=0.5I) or uninformed (M=0.01I); "

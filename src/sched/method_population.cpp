@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "methods.hpp"
+#include "slr/model/number_text.hpp"
 #include "slr/theory/population.hpp"
 
 namespace slr::sched::detail {
@@ -19,12 +20,11 @@ model::order_parameters parse_order_parameters(const std::string& text) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) throw std::invalid_argument("option 'at': expected name=value, got '" + item + "'");
     const auto name = item.substr(0, eq);
-    double value = 0;
-    try {
-      value = std::stod(item.substr(eq + 1));
-    } catch (const std::exception&) {
-      throw std::invalid_argument("option 'at': '" + item + "' has no numeric value");
-    }
+    // The whole value must be a number: trailing text would enter the point's identity unnoticed.
+    const auto parsed = model::parse_number(item.substr(eq + 1));
+    if (!parsed || !std::isfinite(*parsed))
+      throw std::invalid_argument("option 'at': '" + item + "' has no finite numeric value");
+    const double value = *parsed;
     double* slot = name == "m_kk" ? &op.m_kk : name == "m_kv" ? &op.m_kv : name == "m_vk" ? &op.m_vk
                  : name == "m_vv" ? &op.m_vv : name == "q_kk" ? &op.q_kk : name == "q_kv" ? &op.q_kv
                  : name == "q_vv" ? &op.q_vv : nullptr;
@@ -47,6 +47,10 @@ method_descriptor describe_population() {
        {}, 1e-3, 1e12},
       {"at", option_spec::value_type::text, "", "evaluate the risk at these order parameters instead of minimising",
        {}},
+  };
+  // `at` is checked when the point is completed (plan time), not when a worker reaches it.
+  m.validate = [](const grid::point& p) {
+    if (const auto& at = option_text(p, "at"); !at.empty()) (void)parse_order_parameters(at);
   };
   m.solve = [](const grid::point& p, const run_context& context) {
     const theory::mc_settings mc{static_cast<std::size_t>(option_number(p, "samples")), p.seed, context.threads};

@@ -139,6 +139,15 @@ option_spec samples_option(std::string default_value, double minimum) {
   return {"samples", option_spec::value_type::integer, std::move(default_value),
           "Monte Carlo samples S (common random numbers)", {}, minimum, 1e9};
 }
+
+option_spec common_samples_option() {
+  option_spec o{"common-samples", option_spec::value_type::choice, "none",
+                "alpha: every alpha of a curve draws the same Monte Carlo samples (seed derived without alpha), "
+                "for smooth curves; none: independent samples per point",
+                {"none", "alpha"}};
+  o.omitted_when_default = true;
+  return o;
+}
 } // namespace detail
 
 } // namespace slr::sched

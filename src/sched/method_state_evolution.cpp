@@ -40,6 +40,7 @@ method_descriptor describe_state_evolution() {
   using vt = option_spec::value_type;
   m.options = {
       samples_option("100000", 100),
+      common_samples_option(),
       {"init", vt::choice, "both", "starts: both (pick the larger free entropy), informed or uninformed",
        {"both", "informed", "uninformed"}},
       {"damping", vt::real, "1", "damping eta on q-hat", {}, 1e-6, 1},

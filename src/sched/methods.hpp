@@ -21,4 +21,8 @@ nlohmann::ordered_json finite_or_null(double x);
 
 /// The option every Monte Carlo method shares.
 option_spec samples_option(std::string default_value, double minimum);
+/// "common-samples": "alpha" makes the points of one curve in α draw the same Monte Carlo
+/// samples (the expansion derives their seed without α), so the curve is smooth and its
+/// differences in α carry far less noise than its values. Omitted from identities at "none".
+option_spec common_samples_option();
 } // namespace slr::sched::detail

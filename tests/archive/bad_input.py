@@ -29,6 +29,8 @@ CASES = [  # (label, text, substrings the error must contain)
      ["grid.zip", "equal lengths"]),
     ("L pmf", HEAD + "[grid]\nL = {1 = 0.5, 3 = 0.6}\n" + METHOD, ["grid.L"]),
     ("no method", HEAD, ["method", "at least one"]),
+    ("at not a number", HEAD + '[[method]]\nname = "population"\nat = "m_kk=abc"\n', ["at", "m_kk=abc"]),
+    ("at with trailing text", HEAD + '[[method]]\nname = "population"\nat = "m_kk=0.5abc"\n', ["at", "m_kk=0.5abc"]),
 ]
 
 
@@ -73,6 +75,17 @@ with tempfile.TemporaryDirectory() as tmp:
         if command[1] not in result.stderr:
             fail(f"{command}: the error does not name the file: {result.stderr!r}")
         print(" ".join(command[:1]), "->", result.stderr.strip())
+    # Bad values on the command line: exit 2, one line naming the flag.
+    for command, needle in ((["point", "--method", "population", "--at", "m_kk=0.5abc"], "m_kk=0.5abc"),
+                            (["point", "--method", "bayes", "--seed", "-1"], "--seed"),
+                            (["point", "--method", "bayes", "--seed", "18446744073709551616"], "--seed"),
+                            (["statsu", "x.h5"], "unknown subcommand 'statsu'"),
+                            (["run", tmp, "-o", os.path.join(tmp, "x.h5")], "is a directory"),
+                            (["status", tmp], "is a directory")):
+        result = subprocess.run([slr_sweep] + command, capture_output=True, text=True, cwd=tmp)
+        if result.returncode != 2 or needle not in result.stderr:
+            fail(f"{command}: exit {result.returncode}, expected 2 with {needle!r}; stderr: {result.stderr!r}")
+        print(" ".join(command[:2]), "->", result.stderr.strip())
     if snapshot(tmp) != before:
         fail("status/recover/plan created or modified files")
     with open(foreign) as f:

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <set>
 
 #include "slr/job/expansion.hpp"
@@ -98,6 +99,63 @@ TEST(JobParse, RepeatsGetDistinctIdsAndSeedsAndRepeatZeroIsThePointIdentity) {
   }
   EXPECT_EQ(ids.size(), 6u);
   EXPECT_EQ(seeds.size(), 6u);
+}
+
+TEST(CommonSamples, OneSeedPerCurveAndRepeatIdentitiesUnchanged) {
+  const std::string text = "name = \"c\"\nseed = 5\n[grid]\nalpha = [0.5, 1, 2]\nrepeats = 2\n"
+                           "[[method]]\nname = \"state-evolution\"\nsamples = 1000\ncommon-samples = \"alpha\"\n"
+                           "[[method]]\nname = \"state-evolution\"\nsamples = 2000\n";
+  const auto units = expand(parse_job(text, "c"));
+  ASSERT_EQ(point_count(units), 12u);
+  std::set<std::uint64_t> ids, common_seeds, independent_seeds;
+  for (const auto& u : units) {
+    const auto& p = u.points[0];
+    ids.insert(p.id);
+    if (p.point.options.contains("common-samples")) {
+      // The seed of the same point without α (and the same repeat).
+      auto without_alpha = p.point;
+      without_alpha.alpha = grid::not_set;
+      EXPECT_EQ(p.point.seed, model::derive_seed(5, point_id(without_alpha, p.repeat, false)));
+      common_seeds.insert(p.point.seed);
+    } else {
+      EXPECT_EQ(p.point.seed, model::derive_seed(5, p.id)); // the option left at its default changes nothing
+      EXPECT_EQ(p.point.canonical().find("common-samples"), std::string::npos);
+      independent_seeds.insert(p.point.seed);
+    }
+  }
+  EXPECT_EQ(ids.size(), 12u);
+  EXPECT_EQ(common_seeds.size(), 2u);      // one per repeat, shared by the three α
+  EXPECT_EQ(independent_seeds.size(), 6u); // one per point
+}
+
+// A Bayes-optimal risk cannot increase with α. With common samples along α the state-evolution
+// curve is non-increasing within its Monte Carlo error on a 41-point grid through the first-order
+// jump of spiked-SLR (ν = 1, L = 3, Δ = 0, near α ≈ 1.1).
+TEST(CommonSamples, BayesOptimalCurveIsNonIncreasingInAlpha) {
+  const std::string text = "name = \"se\"\nseed = 11\n[grid]\nalpha = {linspace = [0.2, 3.0, 41]}\n"
+                           "[[method]]\nname = \"state-evolution\"\nsamples = 10000\ncommon-samples = \"alpha\"\n";
+  auto units = expand(parse_job(text, "se"));
+  ASSERT_EQ(units.size(), 41u);
+  std::sort(units.begin(), units.end(),
+            [](const sweep_unit& a, const sweep_unit& b) { return a.points[0].point.alpha < b.points[0].point.alpha; });
+  std::vector<double> risk, error;
+  for (const auto& u : units) {
+    const auto r = sched::solve_point(u.points[0].point, {});
+    ASSERT_EQ(r.status, grid::status::ok) << r.message;
+    risk.push_back(r.get("test_risk"));
+    error.push_back(r.get("test_risk_stderr"));
+  }
+  double largest_increase = -1;
+  for (std::size_t i = 0; i + 1 < risk.size(); ++i) {
+    EXPECT_LE(risk[i + 1], risk[i] + error[i]) << "alpha index " << i;
+    largest_increase = std::max(largest_increase, risk[i + 1] - risk[i]);
+  }
+  // The jump: the largest drop between neighbours, far above the smooth decrease elsewhere.
+  double largest_drop = 0;
+  for (std::size_t i = 0; i + 1 < risk.size(); ++i) largest_drop = std::max(largest_drop, risk[i] - risk[i + 1]);
+  EXPECT_GT(largest_drop, 0.1);
+  std::cout << "state evolution on 41 alpha: largest increase " << largest_increase << ", largest drop "
+            << largest_drop << ", Monte Carlo error " << error.front() << " .. " << error.back() << "\n";
 }
 
 TEST(JobParse, PopulationMethodsCollapseFiniteAlphaAxesAndErfOffsetOnlyMattersForErf) {
