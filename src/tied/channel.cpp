@@ -28,6 +28,39 @@ void check_T(const problem& p) {
           "the RS channel is implemented for 2 <= T <= " + std::to_string(max_channel_T));
 }
 
+// Solves (H + c I) x = b by an in-place Cholesky factorisation of the small fixed-size matrix;
+// false if H + c I is not (numerically) positive definite. Hand-written because the generic
+// factorisation dominated the prox cost at L = 3.
+template <int L>
+bool cholesky_solve(const Eigen::Matrix<double, L, L>& H, double c, const Eigen::Matrix<double, L, 1>& b,
+                    Eigen::Matrix<double, L, 1>& x) {
+  double a[L][L];
+  for (int i = 0; i < L; ++i) {
+    for (int j = 0; j <= i; ++j) {
+      double v = H(i, j) + (i == j ? c : 0.0);
+      for (int k = 0; k < j; ++k) v -= a[i][k] * a[j][k];
+      if (i == j) {
+        if (!(v > 0)) return false;
+        a[i][i] = std::sqrt(v);
+      } else {
+        a[i][j] = v / a[j][j];
+      }
+    }
+  }
+  double y[L];
+  for (int i = 0; i < L; ++i) {
+    double v = b[i];
+    for (int k = 0; k < i; ++k) v -= a[i][k] * y[k];
+    y[i] = v / a[i][i];
+  }
+  for (int i = L - 1; i >= 0; --i) {
+    double v = y[i];
+    for (int k = i + 1; k < L; ++k) v -= a[k][i] * x[k];
+    x[i] = v / a[i][i];
+  }
+  return true;
+}
+
 // Everything about one sequence length T at compile time: field layout, gauge basis, start projectors.
 template <int T>
 class kernel {
@@ -86,34 +119,52 @@ public:
     for (int a = 0; a < T; ++a) Y.row(a) = softmax(z, a, beta0_).transpose();
   }
 
-  // ℓ(h; Y) and optionally its gradient and Hessian in h.
+  // ℓ(h; Y) and optionally its gradient and Hessian in h. Per row a (logits g = M(h)_a, p = σ_β(g),
+  // r = p − y, s = pᵀr, J = diag p − ppᵀ): ∇_g ℓ_a = 2βJr and
+  // ∇²_g ℓ_a = 2β²[JJ + diag(p∘(r − s)) − p_b p_c (r_b + r_c − 2s)], where
+  // (JJ)_bc = δ_bc p_b² + p_b p_c (Σp² − p_b − p_c); then chained through M(h).
+  // Written with plain arrays: this is the innermost loop of the theory.
   double loss(const vec& h, const tmat& Y, vec* g, mat* H) const {
     double l = 0;
     if (g) g->setZero();
     if (H) H->setZero();
+    const double f1 = 2 * beta_, f2 = 2 * beta_ * beta_;
     for (int a = 0; a < T; ++a) {
-      const row p = softmax(h, a, beta_);
-      const row r = p - Y.row(a).transpose();
-      l += r.squaredNorm();
-      if (!g && !H) continue;
-      // ∇_g ℓ_a = 2β J r with J = diag p − p pᵀ; chained through M(h).
-      const row Jr = p.cwiseProduct(r) - p * p.dot(r);
-      if (g)
-        for (int b = 0; b < T; ++b) (*g)[idx_[a][b]] += 2 * beta_ * coef_[a][b] * Jr[b];
-      if (H) {
-        // ∇²_g ℓ_a = 2β²[J J + diag(p∘(r − s)) − p_b p_c (r_b + r_c − 2s)], s = pᵀr.
-        const double s = p.dot(r);
-        tmat J = -p * p.transpose();
-        J.diagonal() += p;
-        tmat Hg = J * J;
-        for (int b = 0; b < T; ++b) {
-          Hg(b, b) += p[b] * (r[b] - s);
-          for (int c = 0; c < T; ++c) Hg(b, c) -= p[b] * p[c] * (r[b] + r[c] - 2 * s);
-        }
-        const double f = 2 * beta_ * beta_;
-        for (int b = 0; b < T; ++b)
-          for (int c = 0; c < T; ++c) (*H)(idx_[a][b], idx_[a][c]) += f * coef_[a][b] * coef_[a][c] * Hg(b, c);
+      double p[T], r[T];
+      int imax = 0;
+      for (int b = 0; b < T; ++b) {
+        p[b] = beta_ * coef_[a][b] * h[idx_[a][b]];
+        if (p[b] > p[imax]) imax = b;
       }
+      const double mx = p[imax];
+      double sum = 0;
+      for (int b = 0; b < T; ++b) {
+        p[b] = b == imax ? 1.0 : std::exp(p[b] - mx);
+        sum += p[b];
+      }
+      const double inv = 1 / sum;
+      double s = 0, p2 = 0;
+      for (int b = 0; b < T; ++b) {
+        p[b] *= inv;
+        r[b] = p[b] - Y(a, b);
+        l += r[b] * r[b];
+        s += p[b] * r[b];
+        p2 += p[b] * p[b];
+      }
+      if (g)
+        for (int b = 0; b < T; ++b) (*g)[idx_[a][b]] += f1 * coef_[a][b] * p[b] * (r[b] - s);
+      if (H)
+        for (int b = 0; b < T; ++b) {
+          const int ib = idx_[a][b];
+          const double cb = f2 * coef_[a][b];
+          (*H)(ib, ib) += cb * coef_[a][b] *
+                          (p[b] * p[b] + p[b] * (r[b] - s) + p[b] * p[b] * (p2 - 2 * p[b] - 2 * r[b] + 2 * s));
+          for (int c = b + 1; c < T; ++c) {
+            const double v = cb * coef_[a][c] * p[b] * p[c] * (p2 - p[b] - p[c] - r[b] - r[c] + 2 * s);
+            (*H)(ib, idx_[a][c]) += v;
+            (*H)(idx_[a][c], ib) += v;
+          }
+        }
     }
     return l;
   }
@@ -136,6 +187,7 @@ public:
 
   struct start_result {
     vec h;
+    mat H; // ∇²ℓ at h
     double objective;
     double loss;
     bool converged;
@@ -146,7 +198,8 @@ public:
   // shift makes it positive definite (grown ×10 from 1e-3 of the diagonal scale until Cholesky
   // succeeds); Armijo backtracking on φ. Once the predicted decrease is below the rounding level of
   // φ the full Newton step is taken unchecked (quadratic convergence region), otherwise rounding
-  // noise in the Armijo test would shrink steps forever.
+  // noise in the Armijo test would shrink steps forever. The full step is evaluated with its
+  // derivatives, so an accepted full step costs one loss evaluation.
   start_result newton(vec h, const vec& omega, double V, const tmat& Y, const prox_options& o) const {
     const double iV = 1 / V;
     vec g;
@@ -161,80 +214,90 @@ public:
         converged = true;
         break;
       }
-      mat A = H;
-      A.diagonal().array() += iV;
       vec step;
       double shift = 0;
       for (int tries = 0;; ++tries) {
-        mat As = A;
-        As.diagonal().array() += shift;
-        Eigen::LLT<mat> llt(As);
-        if (llt.info() == Eigen::Success) {
-          step = -llt.solve(G);
+        if (cholesky_solve(H, iV + shift, G, step)) {
+          step = -step;
           break;
         }
-        shift = std::max(10 * shift, 1e-3 * (iV + A.diagonal().cwiseAbs().maxCoeff()));
-        if (tries > 60) return {h, obj, l, false, steps};
+        shift = std::max(10 * shift, 1e-3 * (iV + H.diagonal().cwiseAbs().maxCoeff()));
+        if (tries > 60) return {h, H, obj, l, false, steps};
       }
       const double slope = G.dot(step);
-      if (shift == 0 && -slope < 1e-13 * (1 + std::abs(obj))) {
-        h += step;
-        l = loss(h, Y, &g, &H);
-        obj = 0.5 * iV * (h - omega).squaredNorm() + l;
+      vec hn = h + step;
+      vec gn;
+      mat Hn;
+      double ln = loss(hn, Y, &gn, &Hn);
+      double on = 0.5 * iV * (hn - omega).squaredNorm() + ln;
+      if ((shift == 0 && -slope < 1e-13 * (1 + std::abs(obj))) || on <= obj + 1e-4 * slope) {
+        h = hn;
+        g = gn;
+        H = Hn;
+        l = ln;
+        obj = on;
         continue;
       }
-      double t = 1;
+      double t = 0.5;
       bool accepted = false;
-      for (int ls = 0; ls < 50; ++ls) {
-        const vec hn = h + t * step;
-        const double ln = loss(hn, Y, nullptr, nullptr);
-        const double on = 0.5 * iV * (hn - omega).squaredNorm() + ln;
+      for (int ls = 0; ls < 50; ++ls, t *= 0.5) {
+        hn = h + t * step;
+        ln = loss(hn, Y, nullptr, nullptr);
+        on = 0.5 * iV * (hn - omega).squaredNorm() + ln;
         if (on <= obj + 1e-4 * t * slope) {
-          h = hn;
-          obj = on;
           accepted = true;
           break;
         }
-        t *= 0.5;
       }
       if (!accepted) {
         // No decrease representable: at the minimiser up to rounding.
         converged = G.cwiseAbs().maxCoeff() < 1e3 * o.tolerance;
         break;
       }
+      h = hn;
+      obj = on;
       l = loss(h, Y, &g, &H);
     }
-    return {h, obj, l, converged, steps};
+    return {h, H, obj, l, converged, steps};
   }
 
   struct prox_out {
     vec h;
+    mat H;
     double objective, loss;
     bool converged, competing;
     int steps;
   };
 
-  prox_out prox(const vec& omega, const vec& z, double V, const tmat& Y, const prox_options& o) const {
+  // Global prox: Newton from the 2^T subset starts (and from `warm` if given), lowest objective kept.
+  // With all_starts = false only the warm start is run.
+  prox_out prox(const vec& omega, const vec& z, double V, const tmat& Y, const prox_options& o,
+                const vec* warm = nullptr, bool all_starts = true) const {
     const vec fit = (beta0_ / beta_) * z;
     const vec d = fit - omega;
-    prox_out best{omega, std::numeric_limits<double>::infinity(), 0, false, false, 0};
-    std::array<vec, (1 << T)> ends;
-    std::array<bool, (1 << T)> conv{};
-    for (int s = 0; s < (1 << T); ++s) {
-      const vec h0 = s == 0 ? omega : vec(omega + projectors_[s] * d);
+    prox_out best{omega, mat::Zero(), std::numeric_limits<double>::infinity(), 0, false, false, 0};
+    constexpr int S = 1 << T;
+    std::array<vec, S + 1> ends;
+    std::array<bool, S + 1> conv{};
+    int count = 0;
+    const auto run = [&](const vec& h0) {
       const auto r = newton(h0, omega, V, Y, o);
       best.steps += r.steps;
-      ends[s] = r.h;
-      conv[s] = r.converged;
+      ends[count] = r.h;
+      conv[count++] = r.converged;
       if (r.objective < best.objective) {
         best.h = r.h;
+        best.H = r.H;
         best.objective = r.objective;
         best.loss = r.loss;
         best.converged = r.converged;
       }
-    }
+    };
+    if (warm) run(*warm);
+    if (all_starts || !warm)
+      for (int s = 0; s < S; ++s) run(s == 0 ? omega : vec(omega + projectors_[s] * d));
     const double scale = 1 + best.h.cwiseAbs().maxCoeff();
-    for (int s = 0; s < (1 << T); ++s)
+    for (int s = 0; s < count; ++s)
       if (conv[s] && (ends[s] - best.h).cwiseAbs().maxCoeff() > 1e-6 * scale) best.competing = true;
     return best;
   }
@@ -347,7 +410,7 @@ qmc_normals channel_sample(const problem& p, int log2_points, std::uint64_t seed
 }
 
 channel_result channel_average(const problem& p, double q, double m, double V, const qmc_normals& sample,
-                               const prox_options& o) {
+                               const prox_options& o, channel_memory* memory) {
   const double Q = p.target_second_moment() + 0.5 * p.delta;
   check_overlaps(p, q, m, V, Q);
   require(o.tolerance > 0 && o.max_steps >= 1, "prox_options", "tolerance must be > 0 and max_steps >= 1");
@@ -355,6 +418,14 @@ channel_result channel_average(const problem& p, double q, double m, double V, c
     using K = std::decay_t<decltype(k)>;
     constexpr int L = K::L, R = K::R;
     require(sample.dimension() == 2 * R, "sample", "dimension must be 2(L - 1) for this T");
+    // Warm starts need the memory of an evaluation on this very sample.
+    const bool warm = memory && memory->valid && memory->seed == sample.seed() &&
+                      memory->h.size() == sample.size() * L && memory->competing.size() == sample.size();
+    if (memory && !warm) {
+      memory->h.assign(sample.size() * L, 0.0);
+      memory->competing.assign(sample.size(), 1);
+      memory->seed = sample.seed();
+    }
     // (a_i, b_i) = (√Q ξ_i, (m/√Q) ξ_i + √(q − m²/Q) η_i): iid pairs with covariance [[Q, m], [m, q]].
     const double sQ = std::sqrt(Q), cm = m / sQ, cr = std::sqrt(q - m * m / Q), iV = 1 / V, D = Q * q - m * m;
     double sq = 0, sm = 0, sv = 0, hm = 0, hv = 0, train = 0;
@@ -369,7 +440,15 @@ channel_result channel_average(const problem& p, double q, double m, double V, c
       }
       const typename K::vec z = k.basis() * a, w = k.basis() * b;
       k.teacher(z, Y);
-      const auto r = k.prox(w, z, V, Y, o);
+      typename K::vec h_prev;
+      if (warm) h_prev = Eigen::Map<const typename K::vec>(memory->h.data() + i * L);
+      const bool all = !warm || memory->competing[i];
+      const auto r = k.prox(w, z, V, Y, o, warm ? &h_prev : nullptr, all);
+      if (memory) {
+        Eigen::Map<typename K::vec>(memory->h.data() + i * L) = r.h;
+        // A point keeps its full set of starts while its starts disagree or its warm start failed.
+        memory->competing[i] = static_cast<unsigned char>(r.competing || !r.converged);
+      }
       steps += r.steps;
       two += r.competing;
       notconv += !r.converged;
@@ -378,10 +457,7 @@ channel_result channel_average(const problem& p, double q, double m, double V, c
       sm += f.dot(q * z - m * w);
       sv += f.dot(Q * w - m * z);
       train += r.loss;
-      typename K::vec g;
-      typename K::mat H;
-      k.loss(r.h, Y, &g, &H);
-      typename K::mat A = H;
+      typename K::mat A = r.H;
       A.diagonal().array() += iV;
       Eigen::LLT<typename K::mat> llt(A);
       if (llt.info() != Eigen::Success) {
@@ -393,10 +469,12 @@ channel_result channel_average(const problem& p, double q, double m, double V, c
       hm += -(Ainv * k.mixed(r.h, z)).trace();
       ++counted;
     }
+    if (memory) memory->valid = true;
     const double N = static_cast<double>(sample.size()), c = 2 * p.alpha;
     channel_result out;
     out.points = sample.size();
     out.newton_steps = steps;
+    out.all_starts = !warm;
     out.stein = {c * sq / N, c * sm / (N * D), -c * sv / (N * D)};
     const double Nh = std::max<double>(1, static_cast<double>(counted));
     out.hessian = {out.stein.q_hat, c * iV * hm / Nh, c * iV * hv / Nh};

@@ -72,10 +72,10 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
 
   theory_result out;
   std::size_t newton_steps = 0;
-  const auto evaluate = [&](const qmc_normals& sample, const vec3& at) {
+  const auto evaluate = [&](const qmc_normals& sample, const vec3& at, channel_memory* memory) {
     evaluation e;
     e.x = at;
-    e.channel = channel_average(p, at[0], at[1], at[2], sample, o.prox);
+    e.channel = channel_average(p, at[0], at[1], at[2], sample, o.prox, memory);
     newton_steps += e.channel.newton_steps;
     e.prior = prior_update(p, o.hats == hat_form::stein ? e.channel.stein : e.channel.hessian);
     e.Fx = {e.prior.q, e.prior.m, e.prior.V};
@@ -94,6 +94,10 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
     // V (which differ by orders of magnitude at small α) weigh alike in the least-squares problem.
     const vec3 w = x.cwiseAbs().cwiseMax(1e-3).cwiseInverse();
     std::deque<vec3> xs, fs;
+    channel_memory memory;
+    // With warm starts, convergence is confirmed by one more evaluation at the same point in which
+    // every channel point runs all 2^T starts again (so the reported hats rest on the global prox).
+    bool confirming = false;
     status = theory_status::not_converged;
     int it = 0;
     double best = std::numeric_limits<double>::infinity();
@@ -103,7 +107,7 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
       vec3 trial = x;
       for (int back = 0; back < 8 && !e; ++back) {
         try {
-          e = evaluate(sample, trial);
+          e = evaluate(sample, trial, o.warm_starts ? &memory : nullptr);
         } catch (const std::invalid_argument& err) {
           message = err.what();
           if (!last || xs.empty()) break;
@@ -126,10 +130,16 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
         break;
       }
       if (residual < o.tolerance) {
-        status = theory_status::ok;
-        ++it;
-        break;
+        if (!o.warm_starts || confirming || phase == 0) {
+          status = theory_status::ok;
+          ++it;
+          break;
+        }
+        confirming = true;
+        std::fill(memory.competing.begin(), memory.competing.end(), 1);
+        continue;
       }
+      confirming = false;
       if (residual > 1e3 * best) { // the extrapolation went astray: forget the history
         xs.clear();
         fs.clear();

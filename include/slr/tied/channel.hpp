@@ -82,11 +82,23 @@ struct channel_result {
   double frac_non_pd = 0;        ///< fraction of points with I/V + H not positive definite at h⋆ (skipped in the Hessian forms)
   std::size_t points = 0;
   std::size_t newton_steps = 0;
+  bool all_starts = true;        ///< every point ran all 2^T starts (false: warm starts from memory)
+};
+
+/// Per-point memory of the previous evaluation on the same sample, for warm starts. When a valid
+/// memory is passed, a point whose 2^T starts all ended at one minimum (and converged) last time
+/// runs a single Newton solve from its previous h⋆; points with competing minima keep all 2^T
+/// starts plus the warm one. An empty (or foreign) memory triggers all starts and is filled.
+struct channel_memory {
+  bool valid = false;
+  std::uint64_t seed = 0;
+  std::vector<double> h;                 ///< previous h⋆, L per point
+  std::vector<unsigned char> competing;  ///< 1: run all starts at this point
 };
 /// Throws std::invalid_argument for an invalid problem, T > max_channel_T, a sample of the wrong
 /// dimension, or overlaps with q ≤ 0, V ≤ 0, m² ≥ Q̃0 q (messages "q: ...", "V: ...", "m: ...").
 [[nodiscard]] channel_result channel_average(const problem& p, double q, double m, double V, const qmc_normals& sample,
-                                             const prox_options& options = {});
+                                             const prox_options& options = {}, channel_memory* memory = nullptr);
 
 /// Test errors per sequence: E‖σ_β0(M(z*)) − σ_β(M(z))‖² with (z*_l, z_l) ~ N(0, [[Q, m], [m, q]]),
 /// Q = 1 + k0 (clean) or 1 + k0 + Δ/2 (noisy labels). Same argument checks as channel_average.

@@ -43,6 +43,10 @@ struct theory_options {
   double mixing = 1.0;          ///< damping η ∈ (0, 1] of the Anderson/plain step
   hat_form hats = hat_form::stein;
   prox_options prox;
+  /// Warm starts across map evaluations (channel_memory): all 2^T starts at the first evaluation of
+  /// a phase, at points with competing minima, and in a final confirming evaluation; a single warm
+  /// Newton solve elsewhere. false: all 2^T starts at every point of every evaluation (slower).
+  bool warm_starts = true;
   std::optional<overlaps> initial; ///< start; (0.5 Q0, 0.4 Q0, 1) when empty
   bool spectrum = true;         ///< compute the estimator's spectrum (quantiles, density grid)
   /// Throws std::invalid_argument "<field>: <reason>".
