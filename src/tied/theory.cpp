@@ -97,7 +97,9 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
     channel_memory memory;
     // With warm starts, convergence is confirmed by one more evaluation at the same point in which
     // every channel point runs all 2^T starts again (so the reported hats rest on the global prox).
-    bool confirming = false;
+    bool confirming = false, use_memory = o.warm_starts;
+    int failed_confirmations = 0, last_improvement = 0;
+    double mixing = o.mixing;
     status = theory_status::not_converged;
     int it = 0;
     double best = std::numeric_limits<double>::infinity();
@@ -107,7 +109,7 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
       vec3 trial = x;
       for (int back = 0; back < 8 && !e; ++back) {
         try {
-          e = evaluate(sample, trial, o.warm_starts ? &memory : nullptr);
+          e = evaluate(sample, trial, use_memory ? &memory : nullptr);
         } catch (const std::invalid_argument& err) {
           message = err.what();
           if (!last || xs.empty()) break;
@@ -124,13 +126,14 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
       last = e;
       const vec3 f = e->Fx - x;
       residual = (w.cwiseProduct(f)).norm() / std::max(1e-300, (w.cwiseProduct(e->Fx)).norm());
+      if (o.observer) o.observer(phase, it, as_overlaps(x), as_overlaps(e->Fx), residual);
       if (!std::isfinite(residual)) {
         status = theory_status::diverged;
         message = "non-finite residual";
         break;
       }
       if (residual < o.tolerance) {
-        if (!o.warm_starts || confirming || phase == 0) {
+        if (!use_memory || confirming || phase == 0) {
           status = theory_status::ok;
           ++it;
           break;
@@ -139,19 +142,39 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
         std::fill(memory.competing.begin(), memory.competing.end(), 1);
         continue;
       }
-      confirming = false;
+      if (confirming) {
+        // The all-starts evaluation moved the map: some warm starts had stayed in a local minimum
+        // that is no longer the global one. Those points are flagged now (their starts disagree);
+        // the history belongs to the old map and is dropped. After two such failures warm starts
+        // are abandoned for the phase.
+        confirming = false;
+        xs.clear();
+        fs.clear();
+        best = std::numeric_limits<double>::infinity();
+        if (++failed_confirmations >= 2) use_memory = false;
+      }
       if (residual > 1e3 * best) { // the extrapolation went astray: forget the history
         xs.clear();
         fs.clear();
       }
-      best = std::min(best, residual);
+      if (residual < best) {
+        best = residual;
+        last_improvement = it;
+      } else if (it - last_improvement >= 20) {
+        // Stagnation (typical where prox minima compete and the sampled map is discontinuous at
+        // the 1e-5 level): restart the history with a more strongly damped step.
+        mixing = std::max(0.1, 0.5 * mixing);
+        xs.clear();
+        fs.clear();
+        last_improvement = it;
+      }
       xs.push_back(w.cwiseProduct(x));
       fs.push_back(w.cwiseProduct(f));
       while (static_cast<int>(xs.size()) > o.anderson_depth + 1) {
         xs.pop_front();
         fs.pop_front();
       }
-      vec3 next_s = xs.back() + o.mixing * fs.back();
+      vec3 next_s = xs.back() + mixing * fs.back();
       const int mk = static_cast<int>(xs.size()) - 1;
       if (mk > 0) {
         Eigen::Matrix<double, 3, Eigen::Dynamic> dX(3, mk), dF(3, mk);
@@ -160,12 +183,12 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
           dF.col(j) = fs[j + 1] - fs[j];
         }
         const Eigen::VectorXd gamma = dF.completeOrthogonalDecomposition().solve(fs.back());
-        next_s -= (dX + o.mixing * dF) * gamma;
+        next_s -= (dX + mixing * dF) * gamma;
       }
       vec3 next = next_s.cwiseQuotient(w);
       if (!admissible(next, Qt)) {
         // Safeguard: half a plain step from the current point, history cleared.
-        next = x + 0.5 * o.mixing * f;
+        next = x + 0.5 * mixing * f;
         xs.clear();
         fs.clear();
         for (int k = 0; k < 30 && !admissible(next, Qt); ++k) next = x + 0.5 * (next - x);

@@ -7,6 +7,7 @@
 // the fine one. Per-d / per-sequence units throughout (q = (1/d)‖Ŝ‖², errors per sequence).
 // Deterministic: results depend only on (problem, options) — no threads, no global state.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,9 @@ struct theory_options {
   bool warm_starts = true;
   std::optional<overlaps> initial; ///< start; (0.5 Q0, 0.4 Q0, 1) when empty
   bool spectrum = true;         ///< compute the estimator's spectrum (quantiles, density grid)
+  /// Called after every map evaluation with (phase 0 coarse / 1 final, evaluation index, x, F(x),
+  /// relative residual); for tracing. Must not throw.
+  std::function<void(int, int, const overlaps&, const overlaps&, double)> observer;
   /// Throws std::invalid_argument "<field>: <reason>".
   void validate() const;
 };
