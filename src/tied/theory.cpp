@@ -52,6 +52,7 @@ void theory_options::validate() const {
   require(max_iterations >= 1, "max_iterations", "must be >= 1");
   require(anderson_depth >= 0 && anderson_depth <= 10, "anderson_depth", "must be in [0, 10]");
   require(std::isfinite(mixing) && mixing > 0 && mixing <= 1, "mixing", "must be in (0, 1]");
+  require(std::isfinite(warm_radius) && warm_radius >= 0, "warm_radius", "must be finite and >= 0");
   require(std::isfinite(prox.tolerance) && prox.tolerance > 0, "prox.tolerance", "must be finite and > 0");
   require(prox.max_steps >= 1, "prox.max_steps", "must be >= 1");
   if (initial) {
@@ -72,12 +73,13 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
 
   theory_result out;
   std::size_t newton_steps = 0;
+  const bool use_stein = o.hats == hat_form::stein || (o.hats == hat_form::automatic && p.delta > 0);
   const auto evaluate = [&](const qmc_normals& sample, const vec3& at, channel_memory* memory) {
     evaluation e;
     e.x = at;
     e.channel = channel_average(p, at[0], at[1], at[2], sample, o.prox, memory);
     newton_steps += e.channel.newton_steps;
-    e.prior = prior_update(p, o.hats == hat_form::stein ? e.channel.stein : e.channel.hessian);
+    e.prior = prior_update(p, use_stein ? e.channel.stein : e.channel.hessian);
     e.Fx = {e.prior.q, e.prior.m, e.prior.V};
     return e;
   };
@@ -100,6 +102,7 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
     bool confirming = false, use_memory = o.warm_starts;
     int failed_confirmations = 0, last_improvement = 0;
     double mixing = o.mixing;
+    vec3 x_all = x; // state of the last evaluation in which every point ran all starts
     status = theory_status::not_converged;
     int it = 0;
     double best = std::numeric_limits<double>::infinity();
@@ -108,6 +111,13 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
       // A rejected point (the channel or the prior refused it) is retried closer to the last good one.
       vec3 trial = x;
       for (int back = 0; back < 8 && !e; ++back) {
+        // Warm starts only within warm_radius of the state of the last all-starts evaluation:
+        // further away, minima that were unique there may have split (hysteresis otherwise).
+        const double moved = (trial - x_all).cwiseAbs().cwiseQuotient(x_all.cwiseAbs().cwiseMax(1e-12)).maxCoeff();
+        if (use_memory && (!memory.valid || !(moved <= (phase == 0 ? 10 : 1) * o.warm_radius))) {
+          std::fill(memory.competing.begin(), memory.competing.end(), 1);
+          x_all = trial;
+        }
         try {
           e = evaluate(sample, trial, use_memory ? &memory : nullptr);
         } catch (const std::invalid_argument& err) {
@@ -222,7 +232,7 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
   out.x = as_overlaps(xf);
   out.hats_stein = e.channel.stein;
   out.hats_hessian = e.channel.hessian;
-  out.hats = o.hats == hat_form::stein ? e.channel.stein : e.channel.hessian;
+  out.hats = use_stein ? e.channel.stein : e.channel.hessian;
   out.hat_m_rel_diff = (e.channel.stein.m_hat - e.channel.hessian.m_hat) / e.channel.stein.m_hat;
   out.hat_V_rel_diff = (e.channel.stein.V_hat - e.channel.hessian.V_hat) / e.channel.stein.V_hat;
   out.delta = e.prior.delta;

@@ -24,8 +24,11 @@ namespace slr::tied {
 enum class theory_status { ok, not_converged, diverged };
 [[nodiscard]] std::string_view theory_status_name(theory_status s) noexcept;
 
-/// Which conjugates drive the iteration (both are always computed; see channel_result).
-enum class hat_form { stein, hessian };
+/// Which conjugates drive the iteration (both are always computed; see channel_result). stein:
+/// valid where prox minima compete; hessian: lower variance, valid for a smooth prox, and the safe
+/// choice at Δ = 0 where the Stein forms divide by Q̃0 q − m² → 0 above the recovery threshold;
+/// automatic: hessian when Δ = 0, stein otherwise.
+enum class hat_form { stein, hessian, automatic };
 
 /// The primal overlaps of the fixed point.
 struct overlaps {
@@ -35,19 +38,24 @@ struct overlaps {
 };
 
 struct theory_options {
-  int log2_points_coarse = 14;  ///< first phase QMC points 2^n (n in [4, 24]); 0 skips the phase
+  int log2_points_coarse = 12;  ///< first phase QMC points 2^n (n in [4, 24]); 0 skips the phase
   int log2_points = 16;         ///< final phase QMC points, in [4, 24]
   std::uint64_t seed = 0;       ///< Sobol scramble seed (the same sample for every map evaluation of a phase)
   double tolerance = 1e-7;      ///< on ‖F(x) − x‖₂/‖F(x)‖₂, > 0
   int max_iterations = 100;     ///< map evaluations per phase, ≥ 1
   int anderson_depth = 3;       ///< Anderson memory, in [0, 10] (0: plain damped iteration)
   double mixing = 1.0;          ///< damping η ∈ (0, 1] of the Anderson/plain step
-  hat_form hats = hat_form::stein;
+  hat_form hats = hat_form::automatic;
   prox_options prox;
   /// Warm starts across map evaluations (channel_memory): all 2^T starts at the first evaluation of
-  /// a phase, at points with competing minima, and in a final confirming evaluation; a single warm
-  /// Newton solve elsewhere. false: all 2^T starts at every point of every evaluation (slower).
+  /// a phase, whenever the state moved by more than warm_radius since the last such evaluation, at
+  /// points with competing minima, and in a final confirming evaluation; a single warm Newton solve
+  /// elsewhere. false: all 2^T starts at every point of every evaluation (slower).
   bool warm_starts = true;
+  /// Warm starts are used only while every overlap is within this relative distance of the state
+  /// of the last all-starts evaluation (≥ 0; 10× larger in the coarse phase, whose result is only a
+  /// starting point); further away all starts run again.
+  double warm_radius = 0.01;
   std::optional<overlaps> initial; ///< start; (0.5 Q0, 0.4 Q0, 1) when empty
   bool spectrum = true;         ///< compute the estimator's spectrum (quantiles, density grid)
   /// Called after every map evaluation with (phase 0 coarse / 1 final, evaluation index, x, F(x),
