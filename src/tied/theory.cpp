@@ -8,6 +8,7 @@
 #include <deque>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace slr::tied {
 
@@ -89,9 +90,11 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
   std::string message;
   double residual = 0;
   const int phases[2] = {o.log2_points_coarse, o.log2_points};
+  std::vector<qmc_normals> samples; // kept: the final one also serves the test errors
+  samples.reserve(2);
   for (int phase = 0; phase < 2; ++phase) {
     if (phases[phase] == 0) continue;
-    const auto sample = channel_sample(p, phases[phase], o.seed);
+    const auto& sample = samples.emplace_back(channel_sample(p, phases[phase], o.seed));
     // Anderson mixing (type II) in coordinates scaled by the phase's starting point, so q, m and
     // V (which differ by orders of magnitude at small α) weigh alike in the least-squares problem.
     const vec3 w = x.cwiseAbs().cwiseMax(1e-3).cwiseInverse();
@@ -248,8 +251,8 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
                          p.lambda * (p.param == parametrisation::direct ? xf[0] : out.trace_per_d);
   out.frac_two_minima = e.channel.frac_two_minima;
   out.frac_prox_not_converged = e.channel.frac_not_converged;
-  const auto sample = channel_sample(p, o.log2_points, o.seed);
-  const auto te = test_error(p, xf[0], xf[1], sample);
+  const bool have_final = !samples.empty() && samples.back().size() == (std::size_t{1} << o.log2_points);
+  const auto te = test_error(p, xf[0], xf[1], have_final ? samples.back() : channel_sample(p, o.log2_points, o.seed));
   out.test_clean = te.clean;
   out.test_noisy = te.noisy;
   if (o.spectrum) out.spectrum = spectrum_of_estimator(p, e.prior);

@@ -79,6 +79,21 @@ TEST(TiedTheory, IsDeterministicAndValidatesOptions) {
   const auto a = slr::tied::solve_theory(p, o), b = slr::tied::solve_theory(p, o);
   EXPECT_EQ(a.x.q, b.x.q);
   EXPECT_EQ(a.test_clean, b.test_clean);
+  // Warm starts are an economy only: the same fixed point (up to the 1e-7 tolerance) with all
+  // 2^T starts at every point of every evaluation.
+  o.log2_points_coarse = 10;
+  o.log2_points = 13;
+  o.warm_starts = true;
+  const auto warm = slr::tied::solve_theory(p, o);
+  o.warm_starts = false;
+  const auto cold = slr::tied::solve_theory(p, o);
+  ASSERT_EQ(warm.status, slr::tied::theory_status::ok);
+  ASSERT_EQ(cold.status, slr::tied::theory_status::ok);
+  EXPECT_NEAR(warm.x.q / cold.x.q, 1, 1e-6);
+  EXPECT_NEAR(warm.x.m / cold.x.m, 1, 1e-6);
+  EXPECT_NEAR(warm.x.V / cold.x.V, 1, 1e-6);
+  EXPECT_NEAR(warm.train_loss / cold.train_loss, 1, 1e-6);
+  EXPECT_LT(warm.newton_steps, cold.newton_steps);
   o.mixing = 0;
   EXPECT_THROW((void)slr::tied::solve_theory(p, o), std::invalid_argument);
   o = {};

@@ -5,7 +5,12 @@
 // channel.hpp (global prox averaged over scrambled Sobol points, common random numbers throughout a
 // phase). Solved by Anderson-accelerated iteration, first on a coarse QMC sample, then continued on
 // the fine one. Per-d / per-sequence units throughout (q = (1/d)‖Ŝ‖², errors per sequence).
+// Parametrisations: factorised ≡ psd_nuclear (penalty λ d Tr S on S ⪰ 0, soft-thresholded spectrum),
+// except that factorised with width k < 1 caps the rank at kd when the soft-threshold rank exceeds
+// it (top-kd conjecture); direct = ridge (closed-form prior). Implemented for 2 ≤ T ≤ 6.
 // Deterministic: results depend only on (problem, options) — no threads, no global state.
+// Known limit: at Δ = 0 well above the recovery threshold (Q̃0 q − m² → 0) the iteration may stall
+// (not_converged) or leave the admissible region (diverged).
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -41,7 +46,7 @@ struct theory_options {
   int log2_points_coarse = 12;  ///< first phase QMC points 2^n (n in [4, 24]); 0 skips the phase
   int log2_points = 16;         ///< final phase QMC points, in [4, 24]
   std::uint64_t seed = 0;       ///< Sobol scramble seed (the same sample for every map evaluation of a phase)
-  double tolerance = 1e-7;      ///< on ‖F(x) − x‖₂/‖F(x)‖₂, > 0
+  double tolerance = 1e-7;      ///< on ‖w∘(F(x) − x)‖₂/‖w∘F(x)‖₂, w = 1/|phase start| per overlap; > 0
   int max_iterations = 100;     ///< map evaluations per phase, ≥ 1
   int anderson_depth = 3;       ///< Anderson memory, in [0, 10] (0: plain damped iteration)
   double mixing = 1.0;          ///< damping η ∈ (0, 1] of the Anderson/plain step
