@@ -126,7 +126,7 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
         } catch (const std::invalid_argument& err) {
           message = err.what();
           if (!last || xs.empty()) break;
-          trial = xs.back() + 0.5 * (trial - xs.back());
+          trial = last->x + 0.5 * (trial - last->x);
           if (!admissible(trial, Qt)) break;
         }
       }
