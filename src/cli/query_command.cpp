@@ -41,7 +41,10 @@ std::function<int()> add_query_command(CLI::App& app) {
   list("--min-over", args->options.min_over,
        "For each combination of the other keys keep the row with the smallest test risk (test_risk, else risk; "
        "after --group-by their means) over these columns, e.g. r_k,r_v; the winning values stay in the output");
-  cmd->add_option("--format", args->format, "Output format: table, csv or jsonl")->capture_default_str();
+  cmd->add_option("--format", args->format,
+                  "Output format: table (headline results; --wide for all), csv or jsonl (every parameter and result)")
+      ->capture_default_str();
+  cmd->add_flag("--wide", args->options.wide, "Table: every result column with a value, not only the headline ones");
   cmd->add_option("-o,--output", args->output, "Output file ('-' = stdout); never the archive itself")
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Overwrite an existing output file");
@@ -53,6 +56,7 @@ std::function<int()> add_query_command(CLI::App& app) {
     const auto points = args->input.load_filtered();
     // The filters already ran in load_filtered (they also print the freshness note).
     auto options = args->options;
+    options.every_parameter = format != query::output_format::table;
     options.where.clear();
     options.statuses.clear();
     const auto result = query::run_query(points, options);

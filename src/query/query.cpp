@@ -236,9 +236,7 @@ query_result run_query(const table& points, const query_options& options) {
   }
   std::vector<std::string> selected;
   if (!options.columns.empty()) {
-    selected = options.columns;
-    for (const auto& o : options.min_over)
-      if (!contains(selected, o)) selected.push_back(o);
+    selected = options.columns; // exactly what was asked for, --min-over or not
   } else {
     if (const auto* tag = t.find("archive"); tag != nullptr && varies(*tag)) selected.emplace_back("archive");
     selected.emplace_back("method");
@@ -249,11 +247,14 @@ query_result run_query(const table& points, const query_options& options) {
       const auto* c = t.find(p);
       if (p == "method" || c == nullptr) continue;
       if ((p == "L" && has_pmf) || (p == "L_pmf" && !has_pmf)) continue;
-      if (varies(*c) || contains(options.min_over, p)) selected.push_back(p);
+      if (options.every_parameter || varies(*c) || contains(options.min_over, p)) selected.push_back(p);
     }
     selected.emplace_back("status");
+    static const std::vector<std::string> headline = {"risk", "risk_stderr", "test_risk", "test_risk_stderr",
+                                                      "train_loss", "bayes_risk"};
+    const bool every_result = options.wide || options.every_parameter;
     for (const auto& c : t.columns)
-      if (c.is_result && any_value(c)) selected.push_back(c.name);
+      if (c.is_result && any_value(c) && (every_result || contains(headline, c.name))) selected.push_back(c.name);
   }
   result.rows = t.select(selected, "--columns");
   return result;

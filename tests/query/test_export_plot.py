@@ -114,7 +114,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --- query from the CLI
     result = run("query", archive, "--where", "method=fixed-point,status=ok", "--min-over", "r_k,r_v",
-                 "--columns", "activation,alpha,test_risk", "--format", "csv")
+                 "--columns", "activation,alpha,test_risk,r_k,r_v", "--format", "csv")
     best = list(csv.DictReader(io.StringIO(result.stdout)))
     check(len(best) == 8, f"query --min-over rows {len(best)}")
     for row in best:

@@ -67,6 +67,14 @@ grep -q "not_converged 2" out.log || { cat out.log; fail "status hides not_conve
 expect 0 "$SLR_SWEEP" query a.h5 u.h5 --format csv --columns archive,method,alpha,status
 [ "$(grep -c '^a.h5,synthetic,' out.log)" -eq 4 ] && [ "$(grep -c '^u.h5,state-evolution,' out.log)" -eq 2 ] \
   || { cat out.log; fail "query of two archives"; }
+# Machine formats keep parameters that a filter made constant; the default table stays narrow.
+expect 0 "$SLR_SWEEP" query u.h5 --where alpha=1 --format jsonl
+grep -q '"alpha":1' out.log && grep -q '"task":"spiked"' out.log || { cat out.log; fail "jsonl dropped constant parameters"; }
+expect 0 "$SLR_SWEEP" query u.h5
+narrow=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' out.log)
+expect 0 "$SLR_SWEEP" query u.h5 --wide
+wide=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' out.log)
+[ "$narrow" -le 160 ] && [ "$wide" -gt "$narrow" ] || fail "table widths: default $narrow, --wide $wide"
 expect 0 "$SLR_SWEEP" plan good.toml
 expect 0 "$SLR_SWEEP" point --method synthetic --alpha 1 --r-k 0 --r-v 0
 echo "run/resume command line: exit codes, refusals, --retry-failed, --extend and MPI-free commands as expected"

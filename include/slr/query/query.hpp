@@ -45,6 +45,12 @@ struct query_options {
   std::vector<std::string> min_over;   ///< --min-over
   std::vector<std::string> group_by;   ///< --group-by keys
   std::vector<std::string> statistics; ///< --stats (with --group-by)
+  /// Default columns for a machine format (csv, jsonl): every parameter column, constant or not,
+  /// and every result column with a value, so that filtered output still says what it is.
+  bool every_parameter = false;
+  /// Default columns of the table: every result column with a value (--wide); otherwise only
+  /// the headline results (risk, test_risk and their errors, train_loss, bayes_risk).
+  bool wide = false;
 };
 
 struct query_result {
@@ -52,9 +58,10 @@ struct query_result {
   std::size_t groups_without_risk = 0; ///< from min-over
 };
 
-/// The whole pipeline. Compact default columns: method, the parameter columns that vary, status,
-/// and the result columns with at least one value; with --group-by, every output column.
-/// Columns named in --min-over are always kept.
+/// The whole pipeline. Default columns: method, the parameter columns that vary (all of them with
+/// every_parameter), status, and the result columns with at least one value (the headline ones
+/// only, unless wide or every_parameter); the columns named in --min-over are added to the
+/// default ones. With --group-by, every output column; with --columns, exactly those.
 [[nodiscard]] query_result run_query(const table& points, const query_options& options);
 
 } // namespace slr::query
