@@ -40,6 +40,7 @@ enum class unit_phase { pending, assigned, finished };
 
 struct unit_state {
   double cost = 0;
+  double remaining_cost = 0; // estimates of the points of this run not recorded yet
   std::size_t memory = 0;
   std::vector<bool> wanted; // per position: record it (false: done before this run)
   std::size_t unreported = 0;
@@ -127,6 +128,8 @@ private:
         } else {
           ++wanted;
           wanted_cost_ += method.cost_seconds(points[p]);
+          state.remaining_cost += method.cost_seconds(points[p]);
+          eta_.add_planned(points[p].method, method.cost_seconds(points[p]));
         }
       }
       // A chain with some points done runs again from its start (the warm starts must be
@@ -168,7 +171,11 @@ private:
     state.wanted[position] = false;
     sink_.record(unit, position, units_[unit].points[position], record);
     ++recorded_;
-    done_cost_ += find_method(units_[unit].points[position].method).cost_seconds(units_[unit].points[position]);
+    const auto& point = units_[unit].points[position];
+    const double estimate = find_method(point.method).cost_seconds(point);
+    done_cost_ += estimate;
+    state.remaining_cost = std::max(0.0, state.remaining_cost - estimate);
+    eta_.add_finished(point.method, estimate, record.get("wall_s"));
     if (record.status == grid::status::failed) ++failed_;
     if (record.status == grid::status::timeout) ++timeouts_;
     if (record.status != grid::status::ok) ++not_ok_[std::string(grid::status_name(record.status))];
@@ -267,6 +274,14 @@ private:
     s.not_ok = not_ok_;
     s.total_cost = wanted_cost_;
     s.done_cost = done_cost_;
+    // A unit runs on one worker: the sweep takes at least its largest unfinished unit.
+    std::map<std::string, double> largest;
+    for (std::size_t u = 0; u < states_.size(); ++u)
+      if (states_[u].phase != unit_phase::finished && states_[u].remaining_cost > 0) {
+        auto& slot = largest[units_[u].points.front().method];
+        slot = std::max(slot, states_[u].remaining_cost);
+      }
+    s.remaining_s = eta_.remaining_s(static_cast<double>(std::max<std::size_t>(1, workers_.size())), largest);
     return s;
   }
 
@@ -362,6 +377,7 @@ private:
   std::size_t failed_ = 0;
   std::size_t timeouts_ = 0;
   double wanted_cost_ = 0;
+  eta_model eta_; // per-method calibrated remaining time
   double done_cost_ = 0;
   bool draining_ = false;
   int forwarded_signal_ = 0; // a stop signal a worker received

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -30,6 +31,39 @@ std::string not_ok_text(const progress_state& s) {
 }
 } // namespace
 
+void eta_model::add_planned(const std::string& method, double estimated_s) {
+  methods_[method].planned_s += std::max(0.0, estimated_s);
+}
+
+void eta_model::add_finished(const std::string& method, double estimated_s, double measured_s) {
+  auto& t = methods_[method];
+  t.planned_s = std::max(0.0, t.planned_s - std::max(0.0, estimated_s));
+  if (std::isfinite(measured_s) && measured_s >= 0 && estimated_s > 0) {
+    t.estimated_s += estimated_s;
+    t.measured_s += measured_s;
+  }
+}
+
+double eta_model::factor(const std::string& method) const {
+  const auto it = methods_.find(method);
+  if (it != methods_.end() && it->second.estimated_s > 0) return it->second.measured_s / it->second.estimated_s;
+  double estimated = 0, measured = 0;
+  for (const auto& [name, t] : methods_) {
+    estimated += t.estimated_s;
+    measured += t.measured_s;
+  }
+  return estimated > 0 ? measured / estimated : 1.0;
+}
+
+double eta_model::remaining_s(double workers, const std::map<std::string, double>& largest_unit) const {
+  if (!(workers > 0)) return std::numeric_limits<double>::infinity();
+  double total = 0;
+  for (const auto& [name, t] : methods_) total += factor(name) * t.planned_s;
+  double floor = 0;
+  for (const auto& [name, estimate] : largest_unit) floor = std::max(floor, factor(name) * estimate);
+  return std::max(total / workers, floor);
+}
+
 progress_meter::progress_meter(std::ostream& out, bool live, double interval_s)
     : out_(out), live_(live), interval_s_(interval_s), start_(std::chrono::steady_clock::now()),
       last_print_(start_) {}
@@ -44,6 +78,7 @@ std::string progress_meter::line(const progress_state& s) const {
   // when the cost model gives one, else by count.
   double eta = std::numeric_limits<double>::infinity();
   if (s.done >= s.total) eta = 0;
+  else if (std::isfinite(s.remaining_s)) eta = s.remaining_s;
   else if (s.total_cost > 0 && s.done_cost > 0) eta = elapsed * (s.total_cost - s.done_cost) / s.done_cost;
   else if (done_now > 0) eta = static_cast<double>(s.total - s.done) / rate;
   const double percent = s.total > 0 ? 100.0 * static_cast<double>(s.done) / static_cast<double>(s.total) : 100.0;

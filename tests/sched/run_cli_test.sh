@@ -62,6 +62,10 @@ expect 0 "$SLR_SWEEP" run unconverged.toml -o u.h5
 tail -n 1 out.log | grep -q "complete: 2/2 points (100.0%), not ok: 2 not_converged" || { cat out.log; fail "last line hides not_converged"; }
 expect 0 "$SLR_SWEEP" status u.h5
 grep -q "not_converged 2" out.log || { cat out.log; fail "status hides not_converged"; }
+expect 0 "$SLR_SWEEP" status u.h5 --json
+grep -q '"points_total":2,"points_done":2' out.log && grep -q '"by_status":{"not_converged":2}' out.log \
+  || { cat out.log; fail "status --json"; }
+expect 0 timeout 20 "$SLR_SWEEP" status u.h5 --watch 0.5   # a complete sweep: prints once and returns
 
 # query over several archives: rows tagged by their archive.
 expect 0 "$SLR_SWEEP" query a.h5 u.h5 --format csv --columns archive,method,alpha,status

@@ -96,6 +96,26 @@ TEST(Progress, LineCountsPointsFailuresAndEta) {
   EXPECT_NE(out.str().find("slr-sweep: complete: 50/200 points"), std::string::npos) << out.str();
 }
 
+TEST(Progress, EtaCalibratesEachMethodByItsMeasuredTimes) {
+  sched::eta_model eta;
+  for (int i = 0; i < 10; ++i) eta.add_planned("slow", 1.0);  // modelled 1 s, takes 3 s
+  for (int i = 0; i < 10; ++i) eta.add_planned("fast", 2.0);  // modelled 2 s, takes 1 s
+  eta.add_planned("unseen", 4.0);                              // no data: the overall factor
+  eta.add_finished("slow", 1.0, 3.0);
+  eta.add_finished("slow", 1.0, 3.0);
+  eta.add_finished("fast", 2.0, 1.0);
+  EXPECT_DOUBLE_EQ(eta.factor("slow"), 3.0);
+  EXPECT_DOUBLE_EQ(eta.factor("fast"), 0.5);
+  EXPECT_DOUBLE_EQ(eta.factor("unseen"), 7.0 / 4.0); // (3 + 3 + 1) / (1 + 1 + 2)
+  // Left: 8 slow (8 s modelled) × 3, 9 fast (18 s) × 0.5, the unseen 4 s × 7/4 → 24 + 9 + 7 = 40 s.
+  EXPECT_DOUBLE_EQ(eta.remaining_s(1), 40.0);
+  EXPECT_DOUBLE_EQ(eta.remaining_s(4), 10.0);
+  // Never less than the largest unit still to run, calibrated: a 5 s "slow" chain takes 15 s.
+  EXPECT_DOUBLE_EQ(eta.remaining_s(4, {{"slow", 5.0}}), 15.0);
+  sched::eta_model empty;
+  EXPECT_DOUBLE_EQ(empty.factor("any"), 1.0);
+}
+
 TEST(StopSignals, RaisedSignalIsRecordedNotFatal) {
   sched::reset_stop();
   sched::install_stop_handlers();

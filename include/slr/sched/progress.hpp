@@ -4,11 +4,39 @@
 // the remaining points by their estimated cost. No MPI here.
 #include <chrono>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <string>
 
 namespace slr::sched {
+
+/// Remaining wall time of a sweep from the methods' cost models, each calibrated by what its
+/// finished points actually took: remaining = Σ_m c_m · (estimated seconds of m's points still to
+/// run), with c_m = (measured seconds) / (estimated seconds) over m's finished points (the
+/// calibration of all methods together where m has none yet, else 1), divided by the workers.
+/// Used by the progress line and by `status`, so that both give the same number.
+class eta_model {
+public:
+  /// A point still to run, with its cost-model estimate (single-thread seconds).
+  void add_planned(const std::string& method, double estimated_s);
+  /// A point finished in this sweep: its estimate and the wall time it took (NaN: unknown).
+  void add_finished(const std::string& method, double estimated_s, double measured_s);
+  /// Seconds of wall time left with `workers` busy workers (∞ if nothing can be estimated), and
+  /// at least the calibrated time of the largest unit still to run (a unit runs on one worker):
+  /// `largest_unit` maps a method to the estimate of its largest unfinished unit.
+  [[nodiscard]] double remaining_s(double workers, const std::map<std::string, double>& largest_unit = {}) const;
+  /// Calibration factor of one method (measured / estimated; 1 without data).
+  [[nodiscard]] double factor(const std::string& method) const;
+
+private:
+  struct tally {
+    double planned_s = 0;   // estimates of the points still to run
+    double estimated_s = 0; // estimates of the finished points with a measured time
+    double measured_s = 0;  // their measured times
+  };
+  std::map<std::string, tally> methods_;
+};
 
 struct progress_state {
   std::size_t total = 0;      ///< points of the sweep
@@ -18,6 +46,8 @@ struct progress_state {
   std::map<std::string, std::size_t> not_ok;
   double total_cost = 0;      ///< estimated seconds of the points to run in this run
   double done_cost = 0;       ///< estimated seconds of the points finished in this run
+  /// Calibrated remaining wall time (eta_model), used for the ETA when finite.
+  double remaining_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 class progress_meter {
