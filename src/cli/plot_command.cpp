@@ -34,6 +34,8 @@ struct plot_arguments {
   std::string figure;
   std::string output;
   std::string formats = "png,svg";
+  std::string style = "screen";
+  std::string name;
 };
 
 std::string environment(const char* name) {
@@ -94,6 +96,11 @@ std::function<int()> add_plot_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", args->output, "Output directory (created if missing)")->required();
   cmd->add_option("--formats", args->formats, "Image formats, comma-separated (png, svg, pdf)")->capture_default_str();
+  cmd->add_option("--style", args->style, "screen, or paper: panels sized for a column of a two-column article")
+      ->check(CLI::IsMember({"screen", "paper"}))
+      ->capture_default_str();
+  cmd->add_option("--name", args->name,
+                  "Output file stem (default: <job name>-<figure>; with --figure all: <name>-<figure>)");
 
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
@@ -128,7 +135,9 @@ std::function<int()> add_plot_command(CLI::App& app) {
                                                                        : environment("SLR_PYTHON"),
                                      "-m", "slr_sweep.plot"};
     argv.insert(argv.end(), archives.begin(), archives.end());
-    argv.insert(argv.end(), {"--figure", args->figure, "-o", args->output, "--formats", args->formats});
+    argv.insert(argv.end(),
+                {"--figure", args->figure, "-o", args->output, "--formats", args->formats, "--style", args->style});
+    if (!args->name.empty()) argv.insert(argv.end(), {"--name", args->name});
     std::filesystem::path ids_file;
     if (!args->input.where.empty() || !args->input.statuses.empty()) {
       ids_file = std::filesystem::path(args->output) / (".slr-plot-ids-" + std::to_string(getpid()) + ".txt");

@@ -144,8 +144,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --- plot: every figure, PNG and SVG
     figures = os.path.join(tmp, "figures")
-    for figure, stem in [("population", "fig2_population"), ("finite-alpha", "fig3_finite_alpha"),
-                         ("order-parameters", "fig4_order_parameters"), ("mismatched", "fig5_mismatched")]:
+    job = slr_sweep.attributes(archive)["job_name"]
+    for figure in ["population", "finite-alpha", "order-parameters", "mismatched"]:
+        stem = f"{job}-{figure}"  # output names follow the job
         run("plot", archive, "--figure", figure, "-o", figures)
         png, svg = os.path.join(figures, stem + ".png"), os.path.join(figures, stem + ".svg")
         check(os.path.exists(png) and os.path.getsize(png) > 1000, f"{png} missing or empty")
@@ -156,6 +157,18 @@ with tempfile.TemporaryDirectory() as tmp:
         if os.path.exists(svg):
             with open(svg) as f:
                 check("<svg" in f.read(), f"{svg} is not an SVG")
+    # --name and --style: a two-column-paper figure under a chosen name.
+    run("plot", archive, "--figure", "population", "-o", figures, "--name", "fig2", "--style", "paper",
+        "--formats", "png")
+    check(os.path.exists(os.path.join(figures, "fig2.png")), "plot --name")
+    # From Python: a matplotlib Figure to adjust, not files.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = slr_sweep.figure(archive, "finite-alpha", style="paper")
+    check(isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) >= 1, f"slr_sweep.figure returned {fig!r}")
+    check(all(ax.get_xlabel() and ax.get_ylabel() for ax in fig.axes if ax.get_visible() and ax.has_data()),
+          "every panel has axis labels")
     # A filter that leaves no data for the figure is bad input.
     run("plot", archive, "--figure", "mismatched", "-o", figures, "--where", "method=erm", expect=2)
 
@@ -175,9 +188,9 @@ with tempfile.TemporaryDirectory() as tmp:
     run("plot", archive, "--figure", "population", "-o", figures, "--where", "nu=7", expect=2)
     joint = os.path.join(tmp, "joint")
     run("plot", archive, second, "--figure", "population", "-o", joint, "--where", "nu=7")
-    check(os.path.exists(os.path.join(joint, "fig2_population.png")), "plot of two archives with a filter")
+    check(os.path.exists(os.path.join(joint, f"{job}-population.png")), "plot of two archives with a filter")
     run("plot", archive, second, "--figure", "finite-alpha", "-o", joint)
-    check(os.path.exists(os.path.join(joint, "fig3_finite_alpha.svg")), "plot of two archives")
+    check(os.path.exists(os.path.join(joint, f"{job}-finite-alpha.svg")), "plot of two archives")
     result = run("plot", archive, os.path.join(tmp, "absent.h5"), "--figure", "population", "-o", joint, expect=2)
     check("absent.h5" in result.stderr and len(result.stderr.strip().splitlines()) == 1,
           f"plot with a missing second archive: {result.stderr!r}")

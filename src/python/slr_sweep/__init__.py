@@ -50,13 +50,22 @@ def parse_options(text):
     return _parse_options(text)
 
 
-def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None):
-    """Draws one figure ("population", "finite-alpha", "order-parameters", "mismatched") of an
-    archive, or of a list of archives drawn together (Fig 3: theory and ERM archives), into
-    outdir; returns the written file paths. Needs matplotlib."""
+def figure(path, name, style="screen", point_ids=None):
+    """One figure ("population", "finite-alpha", "order-parameters", "mismatched") of an archive,
+    or of a list of archives drawn together (Fig 3: theory and ERM archives), as a matplotlib
+    Figure to adjust, show or save (style "screen" or "paper": panels sized for a two-column
+    article). Raises figures.NoData when the archive has no rows the figure can use."""
     from . import figures
 
-    return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats)
+    return figures.make(load_columns(path, point_ids=point_ids), name, style)
 
 
-__all__ = ["load", "load_columns", "parse_options", "runs", "attributes", "plot_figure"]
+def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None, name=None, style="screen"):
+    """Draws one figure into outdir as <name>.<format> (default: the paper's figure stem, e.g.
+    fig3_finite_alpha); returns the written file paths. Needs matplotlib."""
+    from . import figures
+
+    return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats, name=name, style=style)
+
+
+__all__ = ["load", "load_columns", "parse_options", "runs", "attributes", "figure", "plot_figure"]

@@ -29,6 +29,24 @@ LABELS = {"m_kk": r"$m_{kk^*}$", "m_kv": r"$m_{kv^*}$", "m_vk": r"$m_{vk^*}$", "
           "R_kk": r"$R_{kk}$", "R_kv": r"$R_{kv}$", "R_vv": r"$R_{vv}$"}
 
 
+# Figure styles: panel size in inches and the matplotlib settings that go with it. "paper" fits
+# one panel in a column of a two-column article (3.4 in) with 8 pt text.
+STYLES = {
+    "screen": {"panel": (4.6, 3.6), "rc": {"font.size": 10, "legend.fontsize": 7, "lines.linewidth": 1.5,
+                                           "savefig.dpi": 150}},
+    "paper": {"panel": (3.4, 2.6), "rc": {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
+                                          "legend.fontsize": 6, "xtick.labelsize": 7, "ytick.labelsize": 7,
+                                          "lines.linewidth": 1.2, "lines.markersize": 4, "savefig.dpi": 300}},
+}
+_PANEL = {"size": STYLES["screen"]["panel"]}
+# Line styles and markers cycled over series that share a colour (e.g. several erf offsets).
+LINESTYLES = ["-", "--", "-.", ":"]
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+# The Bayes reference: black, dashed, drawn first (behind), so that a curve equal to it (softmax
+# attains the Bayes risk) stays visible on top of it.
+BAYES = {"color": "k", "ls": "--", "lw": 1.6, "zorder": 1}
+
+
 class NoData(ValueError):
     """The archive (after filters) has no rows this figure can use."""
 
@@ -85,9 +103,23 @@ def _settings(cols, mask, keys):
     for r in rows:
         if not any(all(_same(a, b) for a, b in zip(r, u)) for u in out):
             out.append(r)
-    rank = {"spiked": "0", "max": "1"}  # the paper's order of the tasks
-    return sorted(out, key=lambda t: tuple((isinstance(x, float) and math.isnan(x), rank.get(x, x) if isinstance(x, str)
-                                            else x) for x in t))
+    return sorted(out, key=lambda t: tuple(_order_key(x) for x in t))
+
+
+def _order_key(x):
+    """Panels in the paper's order: tasks spiked then max, numbers (also numeric text such as a
+    length "10") by value, NaN last, other text alphabetically."""
+    rank = {"spiked": 0, "max": 1}
+    if isinstance(x, str):
+        if x in rank:
+            return (0, rank[x], "")
+        try:
+            return (0, float(x), "")
+        except ValueError:
+            return (1, 0.0, x)
+    if isinstance(x, float) and math.isnan(x):
+        return (2, 0.0, "")
+    return (0, float(x), "")
 
 
 def _setting_mask(cols, keys, setting):
@@ -203,9 +235,12 @@ def _log_if_wide(ax, axis, values):
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
 
 
-def _grid(n, width=4.6, height=3.6):
+def _grid(n, width=None, height=None):
     import matplotlib.pyplot as plt
 
+    base_w, base_h = _PANEL["size"]
+    width = base_w if width is None else width * base_w / 4.6
+    height = base_h if height is None else height * base_h / 3.6
     columns = min(n, 3)
     rows = (n + columns - 1) // columns
     fig, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False)
@@ -223,7 +258,7 @@ def _save(fig, outdir, stem, formats):
     for fmt in formats:
         path = os.path.join(outdir, f"{stem}.{fmt}")
         metadata = {"Date": None} if fmt == "svg" else None  # reproducible SVG
-        fig.savefig(path, dpi=150, metadata=metadata)
+        fig.savefig(path, metadata=metadata)  # resolution: the style's savefig.dpi
         paths.append(path)
     plt.close(fig)
     return paths
@@ -231,7 +266,7 @@ def _save(fig, outdir, stem, formats):
 
 # ---------------------------------------------------------------- Fig 2: population risk vs nu
 
-def population(cols, outdir, formats=("png", "svg")):
+def population(cols):
     is_pop = _mask_method(cols, "population") & (_at_option(cols) == "")
     is_bayes = _mask_method(cols, "bayes")
     if not (is_pop | is_bayes).any():
@@ -246,7 +281,7 @@ def population(cols, outdir, formats=("png", "svg")):
         finite_nu = []
         not_ok = 0
         for act in _activations(cols, is_pop & here):
-            for offset in _unique(_col(cols, "erf_offset")[is_pop & here & (cols["activation"] == act)]):
+            for j, offset in enumerate(_unique(_col(cols, "erf_offset")[is_pop & here & (cols["activation"] == act)])):
                 every = is_pop & here & (cols["activation"] == act) & _equal_mask(_col(cols, "erf_offset"), offset)
                 m = every & ok
                 label = act if math.isnan(offset) else f"{act} (c={offset:g})"
@@ -258,7 +293,8 @@ def population(cols, outdir, formats=("png", "svg")):
                     x = np.array([s[0] for s in fin])
                     y = np.array([s[1] for s in fin])
                     err = np.array([_nanmean(stderr[m & _equal_mask(nu, s[0])]) for s in fin])
-                    line, = ax.plot(x, y, "o-", ms=3, color=colour, label=label)
+                    line, = ax.plot(x, y, marker=MARKERS[j % len(MARKERS)], ls=LINESTYLES[j % len(LINESTYLES)], ms=3,
+                                    color=colour, label=label, zorder=3 if act == "softmax" else 2)
                     if np.isfinite(err).any():
                         ax.fill_between(x, y - 2 * err, y + 2 * err, color=line.get_color(), alpha=0.2, lw=0)
                     colour = line.get_color()
@@ -271,7 +307,7 @@ def population(cols, outdir, formats=("png", "svg")):
         stats = _mean_by(nu[source], values[source])
         fin = [s for s in stats if np.isfinite(s[0])]
         if fin:
-            ax.plot([s[0] for s in fin], [s[1] for s in fin], "k-", lw=2, label="Bayes")
+            ax.plot([s[0] for s in fin], [s[1] for s in fin], label="Bayes", **BAYES)
             finite_nu.extend(s[0] for s in fin)
         for s in stats:
             if np.isinf(s[0]):
@@ -281,14 +317,14 @@ def population(cols, outdir, formats=("png", "svg")):
         ax.set_xlabel("ν")
         ax.set_ylabel("population risk")
         ax.set_title(_setting_title(keys, setting))
-        ax.legend(fontsize=7)
+        ax.legend()
         ax.grid(alpha=0.3)
-    return _save(fig, outdir, FIGURES["population"], formats)
+    return fig
 
 
 # ---------------------------------------------------------------- Fig 3: test risk vs alpha
 
-def finite_alpha(cols, outdir, formats=("png", "svg")):
+def finite_alpha(cols):
     fp, erm = _mask_method(cols, "fixed-point"), _mask_method(cols, "erm")
     se = _mask_method(cols, "state-evolution")
     if not (fp | erm | se).any():
@@ -338,7 +374,7 @@ def finite_alpha(cols, outdir, formats=("png", "svg")):
         not_ok += _hollow_not_ok(ax, cols, se & here, "alpha", "test_risk", "k")
         curve = _mean_by(_col(cols, "alpha")[se & here & ok], _col(cols, "test_risk")[se & here & ok])
         if curve:
-            ax.plot([c[0] for c in curve], [c[1] for c in curve], "k-", lw=2, label="Bayes-optimal")
+            ax.plot([c[0] for c in curve], [c[1] for c in curve], "k-", lw=2, zorder=1, label="Bayes-optimal")
             alphas.extend(c[0] for c in curve)
         limit_source = (bayes & here, risk) if (bayes & here).any() else (pop & here, _col(cols, "bayes_risk"))
         limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
@@ -349,9 +385,9 @@ def finite_alpha(cols, outdir, formats=("png", "svg")):
         ax.set_xlabel("α = N/D")
         ax.set_ylabel("test risk")
         ax.set_title(_setting_title(keys, setting) + (" (best r per α)" if tuned_any else ""))
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
         ax.grid(alpha=0.3)
-    return _save(fig, outdir, FIGURES["finite-alpha"], formats)
+    return fig
 
 
 # ---------------------------------------------------------------- Fig 4: order parameters
@@ -368,7 +404,7 @@ def order_parameter_values(cols):
     }
 
 
-def order_parameters(cols, outdir, formats=("png", "svg")):
+def order_parameters(cols):
     erm, fp = _mask_method(cols, "erm"), _mask_method(cols, "fixed-point")
     values = order_parameter_values(cols)
     has = np.isfinite(values["m_kk"])
@@ -387,11 +423,16 @@ def order_parameters(cols, outdir, formats=("png", "svg")):
     def remember(artist, label):
         handles.setdefault(label, artist)
 
+    # Quantities that vanish on every plotted row (m_kv*, m_vk*, R_kv on the diagonal manifold)
+    # get no panel of their own; the legend says so.
+    plotted = (erm | fp) & has
+    shown = [n for n in ORDER_PARAMETERS if np.nanmax(np.abs(values[n][plotted]), initial=0.0) > 1e-12]
+    zero = [n for n in ORDER_PARAMETERS if n not in shown]
     if several_alpha:
-        # One panel per quantity, x = alpha; colour = activation, line style = setting.
-        fig, axes = _grid(len(ORDER_PARAMETERS) + 1, width=4.0, height=3.2)
+        # One panel per quantity, x = alpha; colour = activation, line style and marker = setting.
+        fig, axes = _grid(len(shown) + 1, width=4.0, height=3.2)
         legend_ax = axes.pop()
-        for ax, name in zip(axes, ORDER_PARAMETERS):
+        for ax, name in zip(axes, shown):
             for i, setting in enumerate(settings):
                 here = _setting_mask(cols, keys, setting) & has
                 suffix = "" if len(settings) == 1 else f" [{_setting_title(keys, setting)}]"
@@ -403,7 +444,8 @@ def order_parameters(cols, outdir, formats=("png", "svg")):
                         x = np.array([s[0] for s in stats])
                         y = np.array([s[1] for s in stats])
                         lo, hi = y - np.array([s[3] for s in stats]), np.array([s[4] for s in stats]) - y
-                        remember(ax.errorbar(x, y, yerr=[lo, hi], fmt="o", ms=4, capsize=3, color=colour),
+                        remember(ax.errorbar(x, y, yerr=[lo, hi], fmt=MARKERS[i % len(MARKERS)], ms=4, capsize=3,
+                                             color=colour),
                                  f"{act}: ERM (mean, min–max){suffix}")
                     theory = _mean_by(alpha[fp & this], values[name][fp & this])
                     if theory:
@@ -413,10 +455,13 @@ def order_parameters(cols, outdir, formats=("png", "svg")):
             _log_if_wide(ax, "x", alpha[(erm | fp) & has])
             _readable_y(ax)
             ax.set_xlabel("α")
+            ax.set_ylabel(LABELS[name])
             ax.set_title(LABELS[name])
             ax.grid(alpha=0.3)
         legend_ax.axis("off")
-        legend_ax.legend(list(handles.values()), list(handles.keys()), loc="center", fontsize=7)
+        if zero:
+            handles[", ".join(LABELS[n] for n in zero) + " ≡ 0 (not drawn)"] = legend_ax.plot([], [], " ")[0]
+        legend_ax.legend(list(handles.values()), list(handles.keys()), loc="center")
     else:
         # One panel per setting: the seven quantities side by side, mean with min-max bars.
         fig, axes = _grid(len(settings), width=7.5, height=3.8)
@@ -443,14 +488,15 @@ def order_parameters(cols, outdir, formats=("png", "svg")):
                     line, = ax.plot(shift, theory, "_", ms=14, mew=2, color=colour)
                     remember(line, f"{act}: fixed point")
             ax.axhline(0, color="0.6", lw=0.8)
+            ax.set_ylabel("value after training")
             ax.set_xticks(positions)
             ax.set_xticklabels([LABELS[n] for n in ORDER_PARAMETERS])
             a = _unique(alpha[source & here])
             ax.set_title(_setting_title(keys, setting) + (f", α={a[0]:g}" if a and np.isfinite(a[0]) else ""))
-            ax.legend(list(handles.values()), list(handles.keys()), fontsize=7, loc="upper left",
+            ax.legend(list(handles.values()), list(handles.keys()), loc="upper left",
                       bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
             ax.grid(alpha=0.3, axis="y")
-    return _save(fig, outdir, FIGURES["order-parameters"], formats)
+    return fig
 
 
 # ---------------------------------------------------------------- Fig 5: minimal vs mismatched
@@ -473,7 +519,7 @@ def _student_label(at):
     return at
 
 
-def mismatched(cols, outdir, formats=("png", "svg")):
+def mismatched(cols):
     pop = _mask_method(cols, "population")
     at = _at_option(cols)
     fixed = pop & (at != "")
@@ -506,27 +552,45 @@ def mismatched(cols, outdir, formats=("png", "svg")):
         source, values = (bayes_here, risk) if bayes_here.any() else (minimal & here, _col(cols, "bayes_risk"))
         stats = [s for s in _mean_by(nu[source], values[source]) if np.isfinite(s[0])]
         if stats:
-            ax.plot([s[0] for s in stats], [s[1] for s in stats], "k-", lw=1, label="Bayes")
+            ax.plot([s[0] for s in stats], [s[1] for s in stats], label="Bayes", **BAYES)
         _log_if_wide(ax, "x", xs)
         ax.set_xlabel("ν")
         ax.set_ylabel("population risk")
         ax.set_title(_setting_title(keys[:3], setting[:3]))
-        ax.legend(fontsize=7)
+        ax.legend()
         ax.grid(alpha=0.3)
-    return _save(fig, outdir, FIGURES["mismatched"], formats)
+    return fig
 
 
 DRAW = {"population": population, "finite-alpha": finite_alpha, "order-parameters": order_parameters,
         "mismatched": mismatched}
 
 
-def draw(cols, figure, outdir, formats=("png", "svg")):
-    """Draws one figure (a key of FIGURES); returns the written paths. Raises NoData."""
+def make(cols, figure, style="screen"):
+    """One figure (a key of FIGURES) as a matplotlib Figure, in a style of STYLES. Raises NoData."""
+    import matplotlib.pyplot as plt
+
+    if figure not in DRAW:
+        raise ValueError(f"unknown figure {figure!r} (expected {', '.join(DRAW)})")
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r} (expected {', '.join(STYLES)})")
+    if _n(cols) == 0:
+        raise NoData(f"figure {figure}: the archive has no points")
+    _PANEL["size"] = STYLES[style]["panel"]
+    with plt.rc_context(STYLES[style]["rc"]):
+        fig = DRAW[figure](cols)
+        fig.tight_layout()
+    return fig
+
+
+def draw(cols, figure, outdir, formats=("png", "svg"), name=None, style="screen"):
+    """Draws one figure (a key of FIGURES) into outdir as <name>.<format> (default name: the
+    paper's figure stem, e.g. fig3_finite_alpha); returns the written paths. Raises NoData."""
     import matplotlib
 
     matplotlib.use("Agg")
-    if figure not in DRAW:
-        raise ValueError(f"unknown figure {figure!r} (expected {', '.join(DRAW)})")
-    if _n(cols) == 0:
-        raise NoData(f"figure {figure}: the archive has no points")
-    return DRAW[figure](cols, outdir, tuple(formats))
+    fig = make(cols, figure, style)
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context(STYLES[style]["rc"]):
+        return _save(fig, outdir, name or FIGURES[figure], tuple(formats))

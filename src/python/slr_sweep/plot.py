@@ -15,6 +15,10 @@ def main(argv=None):
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--formats", default="png,svg")
     parser.add_argument("--point-ids", help="file with the point ids to plot, one per line")
+    parser.add_argument("--style", default="screen", choices=["screen", "paper"],
+                        help="screen, or paper: panels sized for a column of a two-column article, 8 pt text, 300 dpi")
+    parser.add_argument("--name", help="file name stem (default: <job name>-<figure>); with --figure all, "
+                                       "<name>-<figure>")
     args = parser.parse_args(argv)
     try:
         import h5py  # noqa: F401
@@ -26,7 +30,7 @@ def main(argv=None):
               "or set SLR_PYTHON to an interpreter that has them)", file=sys.stderr)
         return 3
     from . import figures
-    from .archive import load_columns
+    from .archive import attributes, load_columns
 
     point_ids = None
     if args.point_ids:
@@ -40,9 +44,17 @@ def main(argv=None):
     formats = [f for f in args.formats.split(",") if f]
     names = list(figures.FIGURES) if args.figure == "all" else [args.figure]
     written, missing = [], []
+    try:
+        job = attributes(args.archive[0]).get("job_name", "") or "slr-sweep"
+    except (OSError, KeyError):
+        job = "slr-sweep"
     for name in names:
+        if args.name:
+            stem = args.name if len(names) == 1 else f"{args.name}-{name}"
+        else:
+            stem = f"{job}-{name}"
         try:
-            written += figures.draw(cols, name, args.output, formats)
+            written += figures.draw(cols, name, args.output, formats, name=stem, style=args.style)
         except figures.NoData as e:
             missing.append(str(e))
     for path in written:
