@@ -18,6 +18,7 @@
 #include "slr/sched/node_memory.hpp"
 #include "slr/sched/progress.hpp"
 #include "slr/sched/stop_signals.hpp"
+#include "slr/sched/sweep.hpp"
 #include "slr/sched/world.hpp"
 
 namespace slr::cli {
@@ -168,7 +169,7 @@ int sweep(const std::string& job_text, const std::string& source, std::unique_pt
   if (sched::world_rank() == 0) {
     sink.emplace(*writer, units);
     already_done = [&](std::size_t u, std::size_t p) { return !writer->needs_run(units[u].points[p].id, retry_failed); };
-    const int workers = sched::world_size() > 1 ? sched::world_size() - 1 : 1;
+    const int workers = sched::worker_count(sched::world_size());
     std::size_t done = 0;
     for (std::size_t u = 0; u < units.size(); ++u)
       for (std::size_t p = 0; p < units[u].points.size(); ++p) done += already_done(u, p) ? 1 : 0;

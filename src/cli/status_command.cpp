@@ -21,6 +21,7 @@
 #include "slr/job/job_file.hpp"
 #include "slr/sched/method_registry.hpp"
 #include "slr/sched/progress.hpp"
+#include "slr/sched/sweep.hpp"
 
 namespace slr::cli {
 namespace {
@@ -132,7 +133,7 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
         eta.add_finished(point->point.method, estimate, wall_column(*it->second));
       }
     }
-    if (!r.runs.empty()) r.workers = r.runs.back().ranks > 1 ? r.runs.back().ranks - 1 : 1;
+    if (!r.runs.empty()) r.workers = sched::worker_count(std::max(1, r.runs.back().ranks));
     std::map<std::string, double> largest; // the largest unit still to run, per method
     for (const auto& u : units) {
       double remaining = 0;

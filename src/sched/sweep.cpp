@@ -1,6 +1,7 @@
-// run_sweep: the collective set-up shared by all ranks, then the roles. With one rank, the
-// worker loop runs in a second thread of rank 0 and talks to the coordinator through MPI
-// exactly as a remote worker would (same code path; needs MPI_THREAD_MULTIPLE).
+// run_sweep: the collective set-up shared by all ranks, then the roles. Up to
+// coordinator_works_up_to ranks, rank 0 also runs the worker loop, in a second thread that talks
+// to the coordinator through MPI exactly as a remote worker would (same code path; needs
+// MPI_THREAD_MULTIPLE), so that `mpirun -n N` on N cores keeps N solvers busy.
 #include "slr/sched/sweep.hpp"
 
 #include <mpi.h>
@@ -32,6 +33,12 @@ std::uint64_t units_digest(const std::vector<grid::work_unit>& units) {
   return digest;
 }
 
+// Coordination costs rank 0 about 10–50 µs of CPU per finished unit (a report, a flush share, an
+// order): with a few dozen workers that is far below 1 % of a core, so a solver thread beside it
+// is a whole extra worker. With hundreds of workers finishing short units, rank 0's core is
+// needed to answer them without delay, and a solver beside it would slow every worker.
+bool coordinator_works(int ranks) { return ranks <= coordinator_works_up_to; }
+
 // Node identity: the lowest world rank among the ranks sharing memory with this one.
 cluster_layout gather_layout(const boost::mpi::communicator& comm, const sweep_options& options) {
   MPI_Comm node_comm = MPI_COMM_NULL;
@@ -56,7 +63,7 @@ cluster_layout gather_layout(const boost::mpi::communicator& comm, const sweep_o
   for (int r = 0; r < comm.size(); ++r) {
     const auto node_index = static_cast<int>(std::lower_bound(node_leaders.begin(), node_leaders.end(), leaders[static_cast<std::size_t>(r)]) - node_leaders.begin());
     layout.node_budget[static_cast<std::size_t>(node_index)] = memories[static_cast<std::size_t>(r)];
-    if (r == 0 && comm.size() > 1) continue; // rank 0 only coordinates when there are workers
+    if (r == 0 && !coordinator_works(comm.size())) continue; // many ranks: rank 0 only coordinates
     layout.worker_ranks.push_back(r);
     layout.worker_nodes.push_back(node_index);
   }
@@ -83,8 +90,9 @@ sweep_outcome run_sweep(const boost::mpi::communicator& comm, const std::vector<
   const int mismatch = boost::mpi::all_reduce(comm, digest != reference ? 1 : 0, boost::mpi::maximum<int>());
   if (mismatch != 0)
     throw std::runtime_error("the ranks expanded different work units (different job text or program versions?)");
-  if (comm.size() == 1 && boost::mpi::environment::thread_level() < boost::mpi::threading::multiple)
-    throw std::runtime_error("one rank runs its worker in a thread and needs MPI_THREAD_MULTIPLE; this MPI provides less");
+  if (coordinator_works(comm.size()) && boost::mpi::environment::thread_level() < boost::mpi::threading::multiple)
+    throw std::runtime_error("rank 0 runs a worker in a thread beside the coordinator and needs MPI_THREAD_MULTIPLE; "
+                             "this MPI provides less");
 
   const auto layout = gather_layout(comm, options);
   if (comm.rank() != 0) {
@@ -93,7 +101,7 @@ sweep_outcome run_sweep(const boost::mpi::communicator& comm, const std::vector<
     return outcome;
   }
   if (sink == nullptr) throw std::invalid_argument("run_sweep: rank 0 needs a result sink");
-  if (comm.size() > 1) return run_coordinator(comm, units, already_done, *sink, options, layout);
+  if (!coordinator_works(comm.size())) return run_coordinator(comm, units, already_done, *sink, options, layout);
 
   std::thread local_worker([&] {
     try {

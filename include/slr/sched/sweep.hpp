@@ -1,8 +1,9 @@
 #pragma once
-// Running a sweep over MPI: rank 0 coordinates, every other rank works (with one rank, rank 0
-// runs the same worker loop in a second thread and talks to itself through MPI, which needs
-// MPI_THREAD_MULTIPLE). Every rank passes the same list of work units (all ranks expand the
-// same job), so messages carry unit indices, not points.
+// Running a sweep over MPI: rank 0 coordinates and every other rank works; up to
+// coordinator_works_up_to ranks rank 0 also works, running the same worker loop in a second
+// thread that talks to the coordinator through MPI (needs MPI_THREAD_MULTIPLE), so `mpirun -n N`
+// keeps N solvers busy. Every rank passes the same list of work units (all ranks expand the same
+// job), so messages carry unit indices, not points.
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -16,6 +17,15 @@
 #include "slr/sched/sweep_types.hpp"
 
 namespace slr::sched {
+
+/// Up to this many ranks, rank 0 runs a worker beside the coordinator (workers = ranks); beyond
+/// it, rank 0 only coordinates (workers = ranks − 1).
+inline constexpr int coordinator_works_up_to = 32;
+
+/// Workers of a sweep on `ranks` ranks.
+[[nodiscard]] constexpr int worker_count(int ranks) noexcept {
+  return ranks <= coordinator_works_up_to ? ranks : ranks - 1;
+}
 
 /// Runs `units` on all ranks of `comm` (collective). On rank 0, `already_done(unit, position)` says which
 /// points to leave out (resume) and `sink` receives every other point exactly once; both are
