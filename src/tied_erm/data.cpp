@@ -17,10 +17,6 @@ namespace {
 void require(bool ok, const char* name, const std::string& reason) {
   if (!ok) throw std::invalid_argument(std::string(name) + ": " + reason);
 }
-
-// Sequences per block of the label computation: bounds the scratch product X·S* to a few MB
-// whatever n is, while each dgemm stays large enough to run at full speed.
-constexpr std::size_t block_sequences = 2048;
 } // namespace
 
 std::size_t target_rank(double k0, std::size_t d) {
@@ -79,11 +75,11 @@ dataset dataset::generate(const tied::problem& problem, const teacher& teacher, 
   const double inv_sqrt_d = 1.0 / std::sqrt(static_cast<double>(d));
   const double noise_scale = std::sqrt(problem.delta);
   const int L = problem.fields();
-  std::vector<double> P(std::min(count, block_sequences) * static_cast<std::size_t>(T) * d);
+  std::vector<double> P(std::min(count, detail::block_sequences) * static_cast<std::size_t>(T) * d);
   std::vector<double> h(static_cast<std::size_t>(T * T)), noisy(static_cast<std::size_t>(T * T));
   std::vector<double> xi(static_cast<std::size_t>(L));
-  for (std::size_t begin = 0; begin < count; begin += block_sequences) {
-    const std::size_t block = std::min(block_sequences, count - begin);
+  for (std::size_t begin = 0; begin < count; begin += detail::block_sequences) {
+    const std::size_t block = std::min(detail::block_sequences, count - begin);
     detail::multiply_tokens(out.tokens_, begin * T, block * T, teacher.S, P.data());
     for (std::size_t j = 0; j < block; ++j) {
       const std::size_t mu = begin + j;

@@ -33,4 +33,13 @@ inline void sequence_fields(const double* X, const double* P, int T, std::size_t
 /// p = softmax(β g) over T entries (max subtracted first).
 void softmax_row(const double* g, int T, double beta, double* p) noexcept;
 
+/// Eigen-decomposition of a small symmetric T×T matrix (row-major A, overwritten): A = V diag(w) Vᵀ
+/// with V row-major, column j the eigenvector of w[j]. Cyclic Jacobi rotations (T = 2: one
+/// rotation, exact); T ≤ 16.
+void symmetric_eigen(int T, double* A, double* V, double* w) noexcept;
+
+/// Sequences per block of a pass over a dataset: the scratch is O(block·T·d) whatever n is, and
+/// each BLAS call (block·T rows) stays large enough to run at full speed.
+inline constexpr std::size_t block_sequences = 2048;
+
 } // namespace slr::tied_erm::detail
