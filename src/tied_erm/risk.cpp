@@ -1,7 +1,6 @@
 #include "slr/tied_erm/risk.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -74,78 +73,41 @@ double empirical_risk::pass(const Eigen::MatrixXd& S, Eigen::MatrixXd* gradient,
     gradient->setZero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
   }
   const row_matrix& X = D.tokens();
-  std::array<double, 256> h{}, p{}, G{}, V{};
-  std::array<double, 16> w{};
   // ℒ is a sum of n positive terms; the line search compares ℒ at nearby points, so the sum is
-  // compensated (Neumaier): plain summation adds noise ~√n ε ℒ that sets the floor of the
-  // reachable gradient at large n.
-  double total = 0, compensation = 0, trace_G = 0;
-  const double two_beta = 2 * beta_;
-
+  // compensated (Neumaier, in process_block): plain summation adds noise ~√n ε ℒ that sets the
+  // floor of the reachable gradient at large n.
+  detail::block_output acc;
   for (std::size_t begin = 0; begin < n; begin += detail::block_sequences) {
     const std::size_t block = std::min(detail::block_sequences, n - begin);
     detail::multiply_tokens(X, begin * Tz, block * Tz, Ssym, P_.data());
-    std::size_t positive = 0, negative = 0;
-    for (std::size_t j = 0; j < block; ++j) {
-      const std::size_t row0 = (begin + j) * Tz;
-      const double* x = X.data() + row0 * d;
-      detail::sequence_fields(x, P_.data() + j * Tz * d, T, d, trace, inv_sqrt_d, h.data());
-      double error = 0, error_clean = 0;
-      for (int a = 0; a < T; ++a) {
-        double* pa = p.data() + a * T;
-        detail::softmax_row(h.data() + a * T, T, beta_, pa);
-        const double* y = D.labels().data() + (row0 + static_cast<std::size_t>(a)) * Tz;
-        double s = 0;
-        for (int b = 0; b < T; ++b) {
-          const double r = pa[b] - y[b];
-          error += r * r;
-          s += pa[b] * r;
-        }
-        if (gradient != nullptr) // ∂‖p − y‖²/∂h_ab = 2β p_b (r_b − pᵀr) (softmax Jacobian diag p − p pᵀ)
-          for (int b = 0; b < T; ++b) G[static_cast<std::size_t>(a * T + b)] = two_beta * pa[b] * (pa[b] - y[b] - s);
-        if (clean != nullptr) {
-          const double* yc = D.clean_labels().data() + (row0 + static_cast<std::size_t>(a)) * Tz;
-          for (int b = 0; b < T; ++b) error_clean += (pa[b] - yc[b]) * (pa[b] - yc[b]);
-        }
-      }
-      const double sum = total + error;
-      compensation += std::abs(total) >= error ? (total - sum) + error : (error - sum) + total;
-      total = sum;
-      if (noisy != nullptr) (*noisy)(static_cast<Eigen::Index>(begin + j)) = error;
-      if (clean != nullptr) (*clean)(static_cast<Eigen::Index>(begin + j)) = error_clean;
-      if (gradient == nullptr) continue;
-
-      for (int a = 0; a < T; ++a) {
-        trace_G += G[static_cast<std::size_t>(a * T + a)];
-        for (int b = a; b < T; ++b) {
-          const double g = 0.5 * (G[static_cast<std::size_t>(a * T + b)] + G[static_cast<std::size_t>(b * T + a)]) * inv_sqrt_d;
-          G[static_cast<std::size_t>(a * T + b)] = G[static_cast<std::size_t>(b * T + a)] = g;
-        }
-      }
-      detail::symmetric_eigen(T, G.data(), V.data(), w.data());
-      for (int e = 0; e < T; ++e) {
-        const double gamma = w[static_cast<std::size_t>(e)];
-        if (gamma == 0) continue;
-        double* out = Y_.data() + (gamma > 0 ? positive++ : block_rows - 1 - negative++) * d;
-        const double scale = std::sqrt(std::abs(gamma));
-        for (std::size_t i = 0; i < d; ++i) out[i] = 0;
-        for (int a = 0; a < T; ++a) {
-          const double c = scale * V[static_cast<std::size_t>(a * T + e)];
-          const double* xa = x + static_cast<std::size_t>(a) * d;
-          for (std::size_t i = 0; i < d; ++i) out[i] += c * xa[i];
-        }
-      }
-    }
+    detail::block_input in;
+    in.X = X.data() + begin * Tz * d;
+    in.P = P_.data();
+    in.labels = D.labels().data() + begin * Tz * Tz;
+    in.clean = D.clean_labels().data() + begin * Tz * Tz;
+    in.sequences = block;
+    in.d = d;
+    in.T = T;
+    in.trace = trace;
+    in.inv_sqrt_d = inv_sqrt_d;
+    in.beta = beta_;
     if (gradient != nullptr) {
-      rank_update(Y_.data(), positive, d, 1.0, *gradient);
-      rank_update(Y_.data() + (block_rows - negative) * d, negative, d, -1.0, *gradient);
+      in.Y = Y_.data();
+      in.Y_rows = block_rows;
+    }
+    if (noisy != nullptr) in.noisy_out = noisy->data() + begin;
+    if (clean != nullptr) in.clean_out = clean->data() + begin;
+    detail::process_block(in, acc);
+    if (gradient != nullptr) {
+      rank_update(Y_.data(), acc.positive, d, 1.0, *gradient);
+      rank_update(Y_.data() + (block_rows - acc.negative) * d, acc.negative, d, -1.0, *gradient);
     }
   }
   if (gradient != nullptr) {
     gradient->triangularView<Eigen::StrictlyLower>() = gradient->transpose();
-    gradient->diagonal().array() -= trace_G * inv_sqrt_d;
+    gradient->diagonal().array() -= acc.trace_G * inv_sqrt_d;
   }
-  return total + compensation;
+  return acc.loss + acc.compensation;
 }
 
 double penalty(const tied::problem& problem, const Eigen::MatrixXd& S) {

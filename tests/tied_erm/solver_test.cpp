@@ -46,8 +46,8 @@ void expect_factorised_equals_convex(std::size_t d, double alpha, std::uint64_t 
   in.p.param = parametrisation::psd_nuclear;
   const auto convex = solve(in.p, in.data, convex_settings, seed);
   EXPECT_EQ(convex.report.status, solver_status::converged) << convex.report.iterations;
-  const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(convex.S).eigenvalues();
-  const double convex_rank = static_cast<double>((ev.array() > 1e-10 * ev.maxCoeff()).count()) / static_cast<double>(d);
+  const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(convex.S).eigenvalues(); // ascending
+  const double convex_rank = static_cast<double>((ev.array() > 1e-10 * ev(ev.size() - 1)).count()) / static_cast<double>(d);
   empirical_risk risk(in.p, in.data);
   const double convex_kkt = kkt_residual(in.p, risk, convex.S);
   std::cout << "d=" << d << " alpha=" << alpha << " convex: it=" << convex.report.iterations

@@ -39,7 +39,7 @@ struct solver_settings {
   /// ~1e-8 at the rounding floor of f; 1e-7 leaves the minimiser's S accurate to ~1e-5 relative.)
   double tolerance = 1e-7;
   std::size_t max_iterations = 20000; ///< ≥ 1
-  std::size_t lbfgs_memory = 10;      ///< L-BFGS correction pairs, ≥ 1
+  std::size_t lbfgs_memory = 20;      ///< L-BFGS correction pairs, ≥ 1
   double init_scale = 1.0;            ///< factorised start W_ij ~ η N(0, 1), η > 0
   /// Throws std::invalid_argument "<name>: <reason>" for the first out-of-range value.
   void validate() const;
