@@ -30,12 +30,14 @@ struct best_tracking {
   Eigen::VectorXd best_u;
   double best = std::numeric_limits<double>::infinity();
   double best_gradient_norm = 0;
+  std::size_t improvements = 0; // accepted iterations decrease f, so this tracks their count
   double operator()(const Eigen::VectorXd& u, Eigen::VectorXd& gradient) {
     const double value = f(u, gradient);
     // A line search that has lost all precision can step to non-finite points; end the run there.
     if (!std::isfinite(value) || !gradient.allFinite())
       throw std::runtime_error("non-finite objective or gradient at a line-search trial point");
     if (value < best) {
+      ++improvements;
       best = value;
       best_u = u;
       best_gradient_norm = gradient.norm();
@@ -97,7 +99,7 @@ solution minimise_lbfgs(objective& f, Eigen::VectorXd u0, const solver_settings&
   param.past = 10;
   param.delta = 1e-15;
   LBFGSpp::LBFGSSolver<double, LBFGSpp::LineSearchNocedalWright> lbfgs(param);
-  best_tracking tracked{f, u0, std::numeric_limits<double>::infinity(), 0};
+  best_tracking tracked{f, u0, std::numeric_limits<double>::infinity(), 0, 0};
 
   solution out;
   Eigen::VectorXd u = u0;
@@ -109,6 +111,9 @@ solution minimise_lbfgs(objective& f, Eigen::VectorXd u0, const solver_settings&
   } catch (const std::exception& e) { // line-search failures: runtime_error / logic_error
     out.report.status = solver_status::stalled;
     out.report.message = e.what();
+    // LBFGS++ does not report the iterations completed before a line-search failure; the number
+    // of decreases of the best value (one per accepted step, the start counted) stands in for it.
+    out.report.iterations = tracked.improvements > 0 ? tracked.improvements - 1 : 0;
   }
   const Eigen::VectorXd& best = tracked.best_u;
   out.report.evaluations = f.risk().evaluations() - evaluations0;
@@ -204,6 +209,30 @@ solution solve(const tied::problem& problem, const dataset& data, const solver_s
                                 settings);
   }
   objective f(problem, data);
+  if (problem.param == tied::parametrisation::factorised && settings.convex_start) {
+    tied::problem convex_problem = problem;
+    convex_problem.param = tied::parametrisation::psd_nuclear;
+    const auto convex = minimise_psd_nuclear(convex_problem, f.risk(), Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d)),
+                                             settings);
+    // W Wᵀ/√(r d) = V_r Λ_r V_rᵀ for W = V_r Λ_r^{1/2} (r d)^{1/4}: the top r eigenpairs (ascending order).
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(convex.S);
+    const auto r = static_cast<Eigen::Index>(f.columns());
+    const Eigen::Index kept = std::min<Eigen::Index>(r, static_cast<Eigen::Index>(d));
+    Eigen::MatrixXd W = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(d), r);
+    const double scale = std::pow(static_cast<double>(r) * static_cast<double>(d), 0.25);
+    for (Eigen::Index j = 0; j < kept; ++j) {
+      const Eigen::Index e = static_cast<Eigen::Index>(d) - 1 - j;
+      W.col(j) = eig.eigenvectors().col(e) * std::sqrt(std::max(eig.eigenvalues()(e), 0.0)) * scale;
+    }
+    auto out = minimise_lbfgs(f, f.from_weights(W), settings);
+    out.report.iterations += convex.report.iterations;
+    out.report.evaluations += convex.report.evaluations;
+    out.report.wall_seconds += convex.report.wall_seconds;
+    out.report.message = "convex start (" + std::to_string(convex.report.iterations) + " APG iterations, " +
+                         std::string(solver_status_name(convex.report.status)) + ")" +
+                         (out.report.message.empty() ? "" : "; " + out.report.message);
+    return out;
+  }
   if (problem.param == tied::parametrisation::factorised)
     return minimise_lbfgs(f, f.from_weights(initial_weights(d, f.columns(), settings.init_scale, seed)), settings);
   return minimise_lbfgs(f, Eigen::VectorXd::Zero(static_cast<Eigen::Index>(f.variables())), settings);

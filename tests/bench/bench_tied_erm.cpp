@@ -4,6 +4,8 @@
 //    ((n·T)×d times d×d), measured in the same run (median of repeats);
 // 2. one full ERM run to convergence with its optimiser diagnostics and observables.
 // The OpenBLAS thread count is whatever OPENBLAS_NUM_THREADS says (both parts use the same).
+// SLR_BENCH_CONVEX_START=1: factorised L-BFGS from the PSD-nuclear solution (solver_settings::convex_start);
+// SLR_BENCH_SKIP_PRODUCTS=1: skip part 1.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -98,15 +100,16 @@ int main(int argc, char** argv) {
   s.solver.tolerance = tolerance;
   if (argc > 6) s.solver.lbfgs_memory = std::stoul(argv[6]);
   if (argc > 7) s.solver.init_scale = std::stod(argv[7]);
+  s.solver.convex_start = std::getenv("SLR_BENCH_CONVEX_START") != nullptr;
   const auto start = std::chrono::steady_clock::now();
   const double cpu0 = cpu_seconds();
   const auto m = run_erm(p, s);
   const double cpu = cpu_seconds() - cpu0;
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& o = m.optimiser;
-  std::printf("  ERM: %.2f s wall, %.2f s CPU (solver %.2f s wall), status %s%s%s, %zu iterations, %zu evaluations, relative "
+  std::printf("  ERM%s: %.2f s wall, %.2f s CPU (solver %.2f s wall), status %s%s%s, %zu iterations, %zu evaluations, relative "
               "gradient %.2e\n",
-              total, cpu, o.wall_seconds, std::string(solver_status_name(o.status)).c_str(), o.message.empty() ? "" : ": ",
+              s.solver.convex_start ? " (convex start)" : "", total, cpu, o.wall_seconds, std::string(solver_status_name(o.status)).c_str(), o.message.empty() ? "" : ": ",
               o.message.c_str(), o.iterations, o.evaluations, o.relative_gradient);
   std::printf("  test_clean %.5f ± %.5f, test_noisy %.5f ± %.5f, train_loss %.5f, objective/d² %.6f\n", m.test_clean,
               m.test_clean_se, m.test_noisy, m.test_noisy_se, m.train_loss, m.objective_per_d2);

@@ -6,11 +6,11 @@
 #include <iostream>
 #include <stdexcept>
 #include <string>
-
 #include <vector>
 
 #include <Eigen/Eigenvalues>
 
+#include "identity_check.hpp"
 #include "slr/erm/normals.hpp"
 
 namespace {
@@ -18,62 +18,50 @@ namespace {
 using slr::model::stream_purpose;
 using slr::tied::parametrisation;
 using namespace slr::tied_erm;
-
-struct instance {
-  slr::tied::problem p;
-  teacher t;
-  dataset data;
-};
-
-instance make(std::size_t d, double alpha, std::uint64_t seed) {
-  slr::tied::problem p; // Fig. 1 setting: T = 2, k0 = 0.5, λ = 0.01, Δ = 0.5, β = β0 = 1
-  p.alpha = alpha;
-  auto t = teacher::draw(d, p.k0, seed);
-  const auto n = static_cast<std::size_t>(std::llround(alpha * static_cast<double>(d * d)));
-  auto data = dataset::generate(p, t, n, seed, stream_purpose::training_data);
-  return {p, std::move(t), std::move(data)};
-}
-
-double relative_difference(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) { return (A - B).norm() / B.norm(); }
-
-// §2.1: min_W ℒ(WWᵀ/√(rd)) + (λ/√k)‖W‖² = min_{S ⪰ 0} ℒ(S) + λ d Tr S whenever the convex minimiser
-// has rank ≤ k d. The APG solves the convex program from S = 0, independently of the L-BFGS runs.
-void expect_factorised_equals_convex(std::size_t d, double alpha, std::uint64_t seed) {
-  auto in = make(d, alpha, seed);
-  solver_settings convex_settings;
-  convex_settings.tolerance = 1e-10;
-  convex_settings.max_iterations = 20000;
-  in.p.param = parametrisation::psd_nuclear;
-  const auto convex = solve(in.p, in.data, convex_settings, seed);
-  EXPECT_EQ(convex.report.status, solver_status::converged) << convex.report.iterations;
-  const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(convex.S).eigenvalues(); // ascending
-  const double convex_rank = static_cast<double>((ev.array() > 1e-10 * ev(ev.size() - 1)).count()) / static_cast<double>(d);
-  empirical_risk risk(in.p, in.data);
-  const double convex_kkt = kkt_residual(in.p, risk, convex.S);
-  std::cout << "d=" << d << " alpha=" << alpha << " convex: it=" << convex.report.iterations
-            << " evals=" << convex.report.evaluations << " obj=" << convex.report.objective_per_d2
-            << " rank=" << convex_rank << " kkt=" << convex_kkt << " t=" << convex.report.wall_seconds << "\n";
-  for (double k : {1.0, 0.75}) {
-    in.p.param = parametrisation::factorised;
-    in.p.k = k;
-    solver_settings s;
-    const auto fact = solve(in.p, in.data, s, seed + 100);
-    const double diff = relative_difference(fact.S, convex.S);
-    in.p.param = parametrisation::psd_nuclear;
-    const double kkt = kkt_residual(in.p, risk, fact.S);
-    std::cout << "  k=" << k << " it=" << fact.report.iterations << " evals=" << fact.report.evaluations
-              << " status=" << solver_status_name(fact.report.status) << " relgrad=" << fact.report.relative_gradient
-              << " obj=" << fact.report.objective_per_d2 << " diff=" << diff << " kkt=" << kkt
-              << " t=" << fact.report.wall_seconds << "\n";
-    EXPECT_LE(diff, 1e-4) << "k = " << k;
-    EXPECT_LE(kkt, 1e-4) << "k = " << k;
-    EXPECT_NEAR(fact.report.objective_per_d2, convex.report.objective_per_d2, 1e-9 * convex.report.objective_per_d2);
-  }
-}
+using tied_erm_identity::expect_factorised_equals_convex;
+using tied_erm_identity::make;
+using tied_erm_identity::relative_difference;
 
 TEST(TiedErmSolver, FactorisedMinimumIsThePsdNuclearSolutionAtSmallAlpha) { expect_factorised_equals_convex(40, 0.05, 0); }
 TEST(TiedErmSolver, FactorisedMinimumIsThePsdNuclearSolution) { expect_factorised_equals_convex(40, 0.5, 1); }
 TEST(TiedErmSolver, FactorisedMinimumIsThePsdNuclearSolutionAtD60) { expect_factorised_equals_convex(60, 0.5, 2); }
+TEST(TiedErmSolver, FactorisedMinimumIsThePsdNuclearSolutionAtD60SmallAlpha) {
+  expect_factorised_equals_convex(60, 0.05, 4);
+}
+TEST(TiedErmSolver, FactorisedMinimumIsThePsdNuclearSolutionAtAlphaFour) { expect_factorised_equals_convex(60, 4.0, 3); }
+
+TEST(TiedErmSolver, FactorisedFromTheConvexStartReachesTheSameMinimum) {
+  auto in = make(40, 2.0, 6);
+  solver_settings s;
+  const auto random = solve(in.p, in.data, s, 6);
+  s.convex_start = true;
+  const auto convex = solve(in.p, in.data, s, 6);
+  EXPECT_EQ(convex.report.status, solver_status::converged);
+  EXPECT_EQ(convex.report.message.rfind("convex start", 0), 0u) << convex.report.message;
+  EXPECT_LE(relative_difference(convex.S, random.S), 1e-4);
+  EXPECT_LT((convex.W * convex.W.transpose() / 40.0 - convex.S).norm(), 1e-12 * convex.S.norm());
+  std::cout << "convex start: " << convex.report.evaluations << " evaluations, random start: "
+            << random.report.evaluations << "\n";
+}
+
+TEST(TiedErmSolver, ConvexStartWithAnActiveRankCapKeepsTheTopEigenpairs) {
+  // k = 0.4 below the convex rank (≈ 0.7 at α = 2): the start is the rank-r truncation and L-BFGS
+  // continues on the capped (non-convex) problem; the result has rank ≤ k d and is a stationary
+  // point at least as good as from a random start (up to the tolerance).
+  auto in = make(30, 2.0, 7);
+  in.p.k = 0.4;
+  solver_settings s;
+  const auto random = solve(in.p, in.data, s, 7);
+  s.convex_start = true;
+  const auto convex = solve(in.p, in.data, s, 7);
+  EXPECT_EQ(convex.report.status, solver_status::converged) << convex.report.message;
+  ASSERT_EQ(convex.W.cols(), 12);
+  const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(convex.S).eigenvalues();
+  EXPECT_EQ((ev.array() > 1e-8).count(), 12);
+  std::cout << "capped: objective/d² convex start " << convex.report.objective_per_d2 << ", random start "
+            << random.report.objective_per_d2 << "\n";
+  EXPECT_LE(convex.report.objective_per_d2, random.report.objective_per_d2 * (1 + 1e-9));
+}
 
 TEST(TiedErmSolver, ConvexSolutionIsPsdWithExactZerosAndKktZero) {
   auto in = make(30, 0.5, 3);

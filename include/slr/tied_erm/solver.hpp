@@ -41,14 +41,19 @@ struct solver_settings {
   std::size_t max_iterations = 20000; ///< ≥ 1
   std::size_t lbfgs_memory = 20;      ///< L-BFGS correction pairs, ≥ 1
   double init_scale = 1.0;            ///< factorised start W_ij ~ η N(0, 1), η > 0
+  /// Factorised only: start L-BFGS from the factorisation W = V_r Λ_r^{1/2} (r d)^{1/4} of the top r
+  /// eigenpairs of the PSD-nuclear (APG) solution instead of a random W. Same minimiser whenever
+  /// rank Ŝ ≤ k d (§2.1; otherwise L-BFGS continues from the truncation); much faster at large α,
+  /// where the convex program is well conditioned. The report sums both stages.
+  bool convex_start = false;
   /// Throws std::invalid_argument "<name>: <reason>" for the first out-of-range value.
   void validate() const;
 };
 
 struct solver_report {
   solver_status status = solver_status::converged;
-  std::string message;         ///< exit detail (e.g. the line-search error), empty if converged
-  std::size_t iterations = 0;
+  std::string message;         ///< exit detail (line-search error, convex start); empty if none
+  std::size_t iterations = 0;  ///< (after an L-BFGS line-search failure: decreases of the best value)
   std::size_t evaluations = 0; ///< loss evaluations (with or without gradient)
   double gradient_norm = 0;    ///< L-BFGS: ‖∇_u f‖; APG: L‖S_{k+1} − Y_k‖_F (gradient mapping, per d²)
   double relative_gradient = 0; ///< the stopping quantity (see above)
@@ -75,8 +80,8 @@ struct solution {
 [[nodiscard]] solution minimise_psd_nuclear(const tied::problem& problem, empirical_risk& risk,
                                             const Eigen::MatrixXd& S0, const solver_settings& settings);
 
-/// The problem's parametrisation from its default start (factorised: initial_weights(seed);
-/// direct and psd-nuclear: S = 0). Throws as the functions above or as problem::validate.
+/// The problem's parametrisation from its default start (factorised: initial_weights(seed), or the
+/// convex start; direct and psd-nuclear: S = 0). Throws as the functions above or as problem::validate.
 [[nodiscard]] solution solve(const tied::problem& problem, const dataset& data, const solver_settings& settings,
                              std::uint64_t seed);
 
