@@ -9,3 +9,6 @@ find_package(CLI11 2 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(Random123 REQUIRED)
 find_package(LBFGSpp REQUIRED)
+# OpenBLAS through its CBLAS interface (libopenblas-dev): the dense products of the tied-attention ERM.
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
