@@ -200,18 +200,23 @@ def _ok(cols):
 def _hollow_not_ok(ax, cols, mask, x_name, y_name, colour):
     """Draws the rows of `mask` whose status is not ok as hollow markers (they are left out of
     the curves); returns how many were drawn."""
+    from matplotlib.lines import Line2D
+
     bad = mask & ~_ok(cols)
     x, y = _col(cols, x_name)[bad], _col(cols, y_name)[bad]
     keep = np.isfinite(x) & np.isfinite(y)
     if keep.any():
-        ax.plot(x[keep], y[keep], "o", ms=6, mfc="none", mec=colour, mew=1.2)
+        # Added as an artist, not plotted: a diverged point far off the curves must not set the
+        # axis limits (it is clipped; the legend counts it).
+        ax.add_artist(Line2D(x[keep], y[keep], ls="none", marker="o", ms=6, mfc="none", mec=colour, mew=1.2))
     return int(bad.sum())
 
 
 def _legend_not_ok(ax, count):
     """A legend entry saying what hollow markers are, when there are any."""
     if count:
-        ax.plot([], [], "o", ms=6, mfc="none", mec="0.3", label=f"status not ok ({count}; left out of curves)")
+        ax.plot([], [], "o", ms=6, mfc="none", mec="0.3",
+                label=f"status not ok ({count}; left out of curves, clipped when off scale)")
 
 
 def _nanmean(values):
@@ -370,7 +375,7 @@ def finite_alpha(cols):
                 alphas.extend(p[0] for p in points)
             limit = _mean_by(np.zeros(_n(cols))[pop & this], risk[pop & this])
             if limit:
-                ax.axhline(limit[0][1], color=colour, ls="--", lw=1, label=f"{act}: α → ∞")
+                ax.axhline(limit[0][1], color=colour, ls=(0, (4, 3)), lw=1.4, zorder=2, label=f"{act}: α → ∞")
         not_ok += _hollow_not_ok(ax, cols, se & here, "alpha", "test_risk", "k")
         curve = _mean_by(_col(cols, "alpha")[se & here & ok], _col(cols, "test_risk")[se & here & ok])
         if curve:
@@ -379,7 +384,7 @@ def finite_alpha(cols):
         limit_source = (bayes & here, risk) if (bayes & here).any() else (pop & here, _col(cols, "bayes_risk"))
         limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
         if limit:
-            ax.axhline(limit[0][1], color="k", ls="--", lw=1, label="Bayes, α → ∞")
+            ax.axhline(limit[0][1], color="k", ls="--", lw=1, zorder=1, label="Bayes, α → ∞")
         _legend_not_ok(ax, not_ok)
         _log_if_wide(ax, "x", alphas)
         ax.set_xlabel("α = N/D")
