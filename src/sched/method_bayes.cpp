@@ -1,4 +1,4 @@
-// Method "bayes": the Bayes risk Δ² + 1 − E[Σ p_l²] (THEORY.md §3).
+// Method "bayes": the Bayes risk Δ² + 1 − E[Σ p_l²] (docs/theory.md §3).
 #include "methods.hpp"
 #include "slr/theory/population.hpp"
 

@@ -1,4 +1,4 @@
-// Method "erm": empirical risk minimisation at finite D (THEORY.md §4, simulation side):
+// Method "erm": empirical risk minimisation at finite D (docs/theory.md §4, simulation side):
 // draw the teacher and N = αD training sequences, train f(X) = σ(Xk/√D)ᵀXv/√D with L-BFGS or
 // gradient flow from an informed or random start, and measure the 7 order parameters, the
 // training loss, and the test risk on fresh sequences (plus the population formula of §2 at

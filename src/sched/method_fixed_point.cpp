@@ -1,4 +1,4 @@
-// Method "fixed-point": the replica-symmetric fixed point of finite-α ERM (THEORY.md §4), with
+// Method "fixed-point": the replica-symmetric fixed point of finite-α ERM (docs/theory.md §4), with
 // the test risk from the population formula at the fixed point and its seed-to-seed error.
 // Warm start: when the run context carries the previous record of an α-continuation chain with
 // finite order_parameters.* and V.*, the solve starts there instead of at --init.

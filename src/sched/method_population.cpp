@@ -1,5 +1,5 @@
 // Method "population": the minimal population risk of the attention predictor over the
-// manifold (THEORY.md §2), with its minimiser, beside the Bayes risk on the same sample.
+// manifold (docs/theory.md §2), with its minimiser, beside the Bayes risk on the same sample.
 // With the option at = "m_kk=…,m_kv=…,…" it instead evaluates 𝓔(M, Q) at given order
 // parameters (any of the 7; unspecified ones are 0), as needed for mismatched minima.
 #include <cmath>

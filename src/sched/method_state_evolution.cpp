@@ -1,4 +1,4 @@
-// Method "state-evolution": the Bayes-optimal finite-α state evolution (THEORY.md §5). It has no
+// Method "state-evolution": the Bayes-optimal finite-α state evolution (docs/theory.md §5). It has no
 // penalty, so its points carry α but no r_k, r_v (uses_regularisation = false). Both starts run
 // by default; the branch with the larger free entropy is reported, the other one's free entropy
 // goes to free_entropy_other and both branches to the extra JSON.

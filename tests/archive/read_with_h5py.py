@@ -72,7 +72,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(bayes) == 1, "one bayes row at spiked, nu = 4, repeat 0")
     expected = point_json(bayes[0], "bayes", ["--samples", "20000"])
     check(bayes[0]["risk"] == expected["risk"], f"bayes risk {bayes[0]['risk']} != {expected['risk']}")
-    # Bayes risk at nu = 4, L = 3 is well below the trivial risk 1 and above 0 (THEORY.md §3).
+    # Bayes risk at nu = 4, L = 3 is well below the trivial risk 1 and above 0 (docs/theory.md §3).
     check(0.0 < bayes[0]["risk"] < 1.0, "bayes risk in (0, 1)")
 
     population = points[(points["method"] == b"population") & (points["task"] == b"max")

@@ -33,7 +33,7 @@ class PointContract(unittest.TestCase):
         self.assertEqual(set(out["order_parameters"]),
                          {"m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv"})
         self.assertEqual(out["status"], "ok")
-        # Exact optimum of linear attention (THEORY.md §3): 6/11 at nu = 1, L = 3.
+        # Exact optimum of linear attention (docs/theory.md §3): 6/11 at nu = 1, L = 3.
         self.assertAlmostEqual(out["risk"], 6 / 11, delta=max(4 * out["risk_stderr"], 3e-3))
 
     def test_length_pmf_and_erf_offset_are_reported(self):

@@ -1,5 +1,5 @@
 // Finite-D data: the teacher's normalisation, the task samplers' teacher-field statistics
-// (THEORY.md §1), label noise, variable lengths, f32 rounding and determinism.
+// (docs/theory.md §1), label noise, variable lengths, f32 rounding and determinism.
 #include "slr/erm/data.hpp"
 
 #include <gtest/gtest.h>

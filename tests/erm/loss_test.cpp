@@ -108,7 +108,7 @@ TEST(EmpiricalRisk, IdenticalForAnyThreadCount) {
 }
 
 TEST(EmpiricalRisk, FreshTestRiskOfTheTeacher) {
-  // Softmax at k = √ν k*, v = v* is the Bayes predictor (THEORY.md §3, Prop 4.2 check);
+  // Softmax at k = √ν k*, v = v* is the Bayes predictor (docs/theory.md §3, Prop 4.2 check);
   // its risk is Δ² + 1 − E[Σp²] = 0.4814 + Δ² for spiked ν = 1, L = 3 (§7.1; 0.4814 ± 0.0003).
   auto problem = make_problem(model::activation_kind::softmax);
   problem.delta = 0.0;

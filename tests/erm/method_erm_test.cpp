@@ -45,7 +45,7 @@ TEST(MethodErm, SmallPointFillsTheColumns) {
   const auto extra = nlohmann::json::parse(r.extra_json);
   EXPECT_EQ(extra["stopped_by"], "tolerance");
   // Fresh-sequence test risk and the population formula at the same overlaps estimate the
-  // same number (THEORY.md §2).
+  // same number (docs/theory.md §2).
   const double gap = std::abs(extra["population_risk"].get<double>() - r.get("test_risk"));
   EXPECT_LT(gap, 4 * std::hypot(r.get("test_risk_stderr"), extra["population_risk_stderr"].get<double>()));
 

@@ -70,7 +70,7 @@ void check_reference_agreement(std::size_t D, std::size_t seeds, unsigned thread
       const auto Di = static_cast<Eigen::Index>(D);
       const auto op = erm::measure_order_parameters(teacher, result.w.head(Di), result.w.tail(Di));
       // Test risk = population formula at the learned overlaps (exact in expectation for fresh
-      // sequences, THEORY.md §2), as in the reference's ERM column.
+      // sequences, docs/theory.md §2), as in the reference's ERM column.
       const auto test = theory::population_risk(problem, op, {100'000, seed, threads});
       const double values[] = {op.m_kk, op.m_kv, op.m_vk, op.m_vv, op.q_kk, op.q_kv, op.q_vv, result.train_loss,
                                test.value};

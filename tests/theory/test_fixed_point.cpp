@@ -1,4 +1,4 @@
-// RS fixed point of ERM (THEORY.md §4) against the reference file, the textbook ridge limit,
+// RS fixed point of ERM (docs/theory.md §4) against the reference file, the textbook ridge limit,
 // the agreement of the two M̂ estimators, input validation, caps and determinism.
 #include <gtest/gtest.h>
 
@@ -83,7 +83,7 @@ TEST(FixedPoint, ReferenceCasesAtStrongRegularisation) {
 }
 
 // r = 0.1: the RS fixed point itself is the reference here (its disagreement with finite-D ERM
-// on the overlaps is THEORY.md §7.3's open question, not a property of this solver).
+// on the overlaps is docs/theory.md §7's open question, not a property of this solver).
 TEST(FixedPoint, ReferenceCaseAtWeakRegularisation) {
   int checked = 0;
   for (const auto& c : reference_cases()) {

@@ -1,5 +1,5 @@
 // Population theory against the independent reference (tests/reference/population.json),
-// the exact closed forms of THEORY.md §3, and a brute-force finite-D simulation.
+// the exact closed forms of docs/theory.md §3, and a brute-force finite-D simulation.
 #include <gtest/gtest.h>
 
 #include <cmath>

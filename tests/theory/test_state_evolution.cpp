@@ -1,4 +1,4 @@
-// Bayes-optimal state evolution (THEORY.md §5): the L = 1 closed form, the reference cases
+// Bayes-optimal state evolution (docs/theory.md §5): the L = 1 closed form, the reference cases
 // (an unvalidated cross-check), the max-SLR channels, input validation and determinism.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Slow test (LABELS slow): the Bayes-optimal state evolution at L = 1 against its closed form
-// (issue 3) to 1e-4, with a Monte Carlo sample large enough that the MC error is well below that.
+// to 1e-4, with a Monte Carlo sample large enough that the MC error is well below that.
 // At L = 1 there is no location uncertainty: the v-part is Bayes-optimal Gaussian linear
 // regression, q̂_vv = α/(Δ² + 1 − q_vv), q_vv = q̂_vv/(1 + q̂_vv), test risk Δ² + 1 − q_vv; the
 // spiked k-part sees only the token mean, q_kk = αν/(1 + αν).

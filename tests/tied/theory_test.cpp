@@ -110,7 +110,7 @@ void expect_quoted(double value, double quoted, double rel_tol, const char* what
   std::printf("  %-16s %.6g  quoted %.6g  rel %+.2e  (tol %.0e)\n", what, value, quoted, value / quoted - 1, rel_tol);
 }
 
-// TIED_ATTENTION.md §7.7 (independent prototype, QMC 2^13 → 2^15, quoted to 3–4 digits): T = 3,
+// docs/theory.md §T7 (independent prototype, QMC 2^13 → 2^15, quoted to 3–4 digits): T = 3,
 // α = 1, factorised: test_clean 0.0224, test_noisy 0.1457, train 0.1072, rank 0.704. Tolerance:
 // the 2e-3 trust of the reference theory plus the rounding of the quoted digits (≤ 2.3e-3).
 TEST(TiedTheory, SequenceLengthThreeMatchesPrototype) {

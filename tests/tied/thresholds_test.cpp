@@ -1,6 +1,6 @@
 // Conic recovery thresholds of tied attention against tests/reference/tied_attention.json
 // (thresholds.conic_T2_k0_0p5, closed forms evaluated by an independent implementation) and the
-// values quoted in TIED_ATTENTION.md §5.1.
+// values quoted in docs/theory.md §T5.
 #include "slr/tied/thresholds.hpp"
 
 #include <gtest/gtest.h>
@@ -59,7 +59,7 @@ TEST(TiedThresholds, ConicRecoveryOtherSettings) {
 namespace {
 
 slr::tied::theory_options threshold_scan_options() {
-  // The settings of the threshold scans in TIED_ATTENTION.md §7.4: QMC 2^12 → 2^14, Hessian-form
+  // The settings of the threshold scans in docs/theory.md §T7: QMC 2^12 → 2^14, Hessian-form
   // conjugates (the Stein forms degrade as Q̃0 q − m² → 0 at Δ = 0).
   slr::tied::theory_options o;
   o.log2_points_coarse = 12;

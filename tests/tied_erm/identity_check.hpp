@@ -1,5 +1,5 @@
 #pragma once
-// The factorised = PSD-nuclear identity (TIED_ATTENTION.md §2.1) checked on one instance: the
+// The factorised = PSD-nuclear identity (docs/theory.md §T2) checked on one instance: the
 // factorised L-BFGS minimum at k = 1 and k = 0.75 against the APG solution of the convex program.
 #include <cmath>
 #include <cstdint>

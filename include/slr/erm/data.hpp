@@ -1,5 +1,5 @@
 #pragma once
-// Finite-D data of single-location regression (THEORY.md §0–§1): the teacher (k*, v*) and
+// Finite-D data of single-location regression (docs/theory.md §0–§1): the teacher (k*, v*) and
 // sequences X_μ ∈ R^{L_μ×D} with labels y_μ, drawn with the exact task samplers:
 //   spiked-SLR  ε ~ Unif{0..L−1}, x_ε = √ν k*/√D + N(0, I);
 //   max-SLR     x_l ~ N(0, I), χ*_l = k*·x_l/√D, ε ~ softmax(νχ*) (argmax at ν = ∞);

@@ -1,6 +1,6 @@
 #pragma once
 // The empirical risk of the attention predictor f(X) = Σ_l σ_l(χ) z_l, χ = Xk/√D, z = Xv/√D
-// (THEORY.md §4):  F(k, v) = Σ_μ ½(y_μ − f(X_μ))² + (r_k/2)|k|² + (r_v/2)|v|²,
+// (docs/theory.md §4):  F(k, v) = Σ_μ ½(y_μ − f(X_μ))² + (r_k/2)|k|² + (r_v/2)|v|²,
 // with its gradient, in one streaming pass over the tokens: per sequence the L×D block is read
 // once from memory for (χ, z) and re-read from cache for the gradient contributions. The
 // pass is cut into chunks of sequences whose size depends only on N; chunk sums are combined

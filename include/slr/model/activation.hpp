@@ -1,5 +1,5 @@
 #pragma once
-// Attention activations σ: R^L → R^L of THEORY.md §1, behind one small interface.
+// Attention activations σ: R^L → R^L of docs/theory.md §1, behind one small interface.
 //   softmax          σ_l = e^{χ_l} / Σ_m e^{χ_m}            (log-sum-exp stable)
 //   linear           σ_l = 1 + χ_l
 //   erf              σ_l = 1 + erf(c + χ_l)                  (offset c, default 0)

@@ -1,5 +1,5 @@
 #pragma once
-// The 7 order parameters of an attention predictor (THEORY.md §0), all normalised by D:
+// The 7 order parameters of an attention predictor (docs/theory.md §0), all normalised by D:
 //   M (teacher × student) = [[m_kk, m_vk], [m_kv, m_vv]]  with m_kk = k*·k/D, m_vk = k*·v/D,
 //                                                          m_kv = v*·k/D, m_vv = v*·v/D;
 //   Q (student Gram)      = [[q_kk, q_kv], [q_kv, q_vv]];

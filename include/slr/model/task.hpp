@@ -1,5 +1,5 @@
 #pragma once
-// The SLR tasks of THEORY.md §1: how the hidden location ε* tilts the teacher fields χ*.
+// The SLR tasks of docs/theory.md §1: how the hidden location ε* tilts the teacher fields χ*.
 //   spiked-SLR: x_ε* = √ν k*/√D + N(0, I), so χ*_ε* has mean √ν (ν ≥ 0 finite);
 //   max-SLR:    χ* ~ N(0, I_L) and ε* | χ* ~ softmax(ν χ*) (ν ≥ 0, ν = ∞ means argmax).
 // In both, z*_l ~ N(0, 1) iid independent of (χ*, ε*).

@@ -1,6 +1,6 @@
 #pragma once
 // A Monte Carlo sample of teacher-side local fields (L, ε*, χ*, z*) and the location
-// posterior p = P(ε* | χ*), drawn exactly from the task law (THEORY.md §1) and stratified
+// posterior p = P(ε* | χ*), drawn exactly from the task law (docs/theory.md §1) and stratified
 // over the length law: length L gets n_L = max(1, round(S·P_L)) samples of weight P_L / n_L.
 // Sample s uses the counter stream (seed, teacher_fields, s): it is the same for any thread count.
 #include <cstddef>

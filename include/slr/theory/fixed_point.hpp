@@ -1,5 +1,5 @@
 #pragma once
-// Replica-symmetric fixed point of finite-α ERM (THEORY.md §4):
+// Replica-symmetric fixed point of finite-α ERM (docs/theory.md §4):
 //   min_{k,v} Σ_μ ½(y_μ − f(X_μ))² + (r_k/2)|k|² + (r_v/2)|v|²,  N = αD sequences.
 // Unknowns: M (teacher × student), Q, V (2×2) and their conjugates M̂, Q̂, V̂. The prior side is
 // closed form (V = (Λ + V̂)⁻¹, M = M̂V, Q = V(M̂ᵀM̂ + Q̂)V); the channel side is a Monte Carlo
@@ -54,7 +54,7 @@ struct hat_variables {
   Eigen::Matrix2d V_hat = Eigen::Matrix2d::Zero();
 };
 
-/// Estimator of M̂ (THEORY.md §4). automatic = tilt_score where the tilt has a score (spiked,
+/// Estimator of M̂ (docs/theory.md §4). automatic = tilt_score where the tilt has a score (spiked,
 /// finite-ν max), stein_free at max-SLR ν = ∞ (the only valid one there).
 enum class hat_m_estimator { automatic, stein_free, tilt_score };
 

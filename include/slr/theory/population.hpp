@@ -1,5 +1,5 @@
 #pragma once
-// Population level theory (THEORY.md §2–§3): the Bayes risk, the population risk of an
+// Population level theory (docs/theory.md §2–§3): the Bayes risk, the population risk of an
 // attention predictor as a function of its 7 order parameters, and its minimum over the
 // symmetric manifold. Risks include the label noise Δ² (the trivial predictor has 1 + Δ²).
 // All Monte Carlo estimates use common random numbers: the same seed gives the same sample,
@@ -53,7 +53,7 @@ struct minimisation_settings {
 [[nodiscard]] population_minimum minimise_population_risk(const model::problem& problem, const mc_settings& mc,
                                                           const minimisation_settings& settings = {});
 
-// Exact results of THEORY.md §3 (no Monte Carlo).
+// Exact results of docs/theory.md §3 (no Monte Carlo).
 
 /// E[max of L iid standard normals] (μ_1 = 0, μ_2 = 1/√π, μ_3 = 3/(2√π)), by quadrature to ~1e-12.
 [[nodiscard]] double expected_maximum_of_normals(std::size_t L);
@@ -64,7 +64,7 @@ struct minimisation_settings {
 [[nodiscard]] double linear_spiked_optimal_m_kk(double nu, double mean_length);
 
 /// Minimal population risk of linear attention for max-SLR at ν = ∞: Δ² + 1 − (1 + μ̄²)/E[L],
-/// μ̄ = E_L[μ_L]. Only for constant or mixed L as stated in THEORY.md §3.
+/// μ̄ = E_L[μ_L]. Only for constant or mixed L as stated in docs/theory.md §3.
 [[nodiscard]] double linear_max_hard_minimal_risk(const model::length_law& lengths, double delta);
 
 } // namespace slr::theory

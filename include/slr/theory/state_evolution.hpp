@@ -1,5 +1,5 @@
 #pragma once
-// Bayes-optimal finite-α state evolution (THEORY.md §5), Gaussian priors k*, v* ~ N(0, I_D).
+// Bayes-optimal finite-α state evolution (docs/theory.md §5), Gaussian priors k*, v* ~ N(0, I_D).
 // Nishimori: M = Q = q (2×2), V = I − q = (I + q̂)⁻¹, and
 //   q̂ = α E[Σ_l g_out,l g_out,lᵀ],  q = q̂(I + q̂)⁻¹,  g_out,l = ∇_{ω_l} log Z_out(y, ω, V),
 // the expectation over the exact task law with ω_l | h*_l ~ N(q h*_l, q − q²). The channel

@@ -1,5 +1,5 @@
 #pragma once
-// Channel side of the replica-symmetric theory of tied attention (TIED_ATTENTION.md §4.3): the
+// Channel side of the replica-symmetric theory of tied attention (docs/theory.md §T4): the
 // L = T(T+1)/2 fields of a sequence, z_ab = h_ab (a < b) and z_aa = h_aa/√2, iid per component;
 // the per-sequence loss ℓ(h; Y) = Σ_a ‖σ_β(M(h)_a) − Y_a‖² with M(h)_ab = h_ab, M(h)_aa = √2 h_aa and
 // teacher rows Y_a = σ_β0(M(z̃*)_a); the proximal problem

@@ -1,6 +1,6 @@
 #pragma once
 // One setting of the attention-indexed model with a tied single-head attention student
-// (docs: tied-attention conventions, normalisations of TIED_ATTENTION.md §0–1 copied into
+// (docs: tied-attention conventions, normalisations of docs/theory.md §T0–1 copied into
 // docs/theory when the model is documented). Plain values: no I/O, no MPI, no HDF5.
 //
 // Teacher: S* = W* W*ᵀ/√(r* d), W* ∈ R^{d×r*} iid N(0,1), r* = round(k0 d) (Marchenko–Pastur target).

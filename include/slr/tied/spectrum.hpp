@@ -104,7 +104,7 @@ struct prior_result {
   spectral_functionals functionals; ///< of μ_δ for the applied denoiser (PSD only)
 };
 
-/// Prior-side update (TIED_ATTENTION.md §4.2): PSD/factorised q = s²A2, V = 2B1/V̂,
+/// Prior-side update (docs/theory.md §T4): PSD/factorised q = s²A2, V = 2B1/V̂,
 /// m = s(Xf − 2δ²B1); direct closed form. Throws std::invalid_argument for hats that are not
 /// finite and > 0 ("q_hat: ...", "m_hat: ...", "V_hat: ...") or an invalid problem.
 [[nodiscard]] prior_result prior_update(const problem& p, const hat_variables& hats, int nodes_per_interval = 400);

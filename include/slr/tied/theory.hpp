@@ -1,5 +1,5 @@
 #pragma once
-// Replica-symmetric fixed point of tied single-head attention trained by ERM (TIED_ATTENTION.md §4):
+// Replica-symmetric fixed point of tied single-head attention trained by ERM (docs/theory.md §T4):
 //   (q, m, V) = PRIOR(CHANNEL(q, m, V)),
 // with the prior side of spectrum.hpp (spectral soft threshold / ridge) and the channel side of
 // channel.hpp (global prox averaged over scrambled Sobol points, common random numbers throughout a

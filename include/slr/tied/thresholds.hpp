@@ -1,5 +1,5 @@
 #pragma once
-// Sample-complexity thresholds of tied attention (TIED_ATTENTION.md §5), α = n/d².
+// Sample-complexity thresholds of tied attention (docs/theory.md §T5), α = n/d².
 //
 // Recovery (Δ = 0, λ → 0+): noiseless labels give L − 1 generic linear measurements of S per
 // sequence (one is lost to the softmax gauge), so the minimum-trace PSD interpolator recovers S*

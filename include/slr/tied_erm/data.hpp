@@ -1,5 +1,5 @@
 #pragma once
-// Finite-d data of the attention-indexed model (TIED_ATTENTION.md §1.1–1.4): the MP teacher S* and
+// Finite-d data of the attention-indexed model (docs/theory.md §T1–1.4): the MP teacher S* and
 // sequences X_μ ∈ R^{T×d} with their T×T attention labels.
 //
 //   tokens   x_a ~ N(0, I_d), a = 1..T

@@ -1,5 +1,5 @@
 #pragma once
-// One ERM run of tied attention at finite d and what is measured (TIED_ATTENTION.md §1.6, §8):
+// One ERM run of tied attention at finite d and what is measured (docs/theory.md §T1, §8):
 // teacher, n = round(α d²) training sequences (stream training_data), n_test fresh sequences
 // (stream test_data), the minimiser of the problem's parametrisation, and its observables.
 // Everything is a deterministic function of (problem, settings): all random numbers are addressed

@@ -1,6 +1,6 @@
 #pragma once
 // Empirical risk of the tied attention student and the objectives of its parametrisations
-// (TIED_ATTENTION.md §1.5):
+// (docs/theory.md §T1):
 //
 //   ℒ(S) = Σ_μ ‖σ_β(h(S; X_μ)) − Y_μ‖²_F                  (no ½, no 1/n)
 //   factorised   S = W Wᵀ/√(r d), W ∈ R^{d×r}, r = max(1, round(k d)), penalty λ d Tr S (= (λ/√k)‖W‖²)

@@ -1,5 +1,5 @@
 #pragma once
-// Minimisers of the tied-attention objectives (TIED_ATTENTION.md §1.5, §2, §6):
+// Minimisers of the tied-attention objectives (docs/theory.md §T1, §2, §6):
 //   factorised   L-BFGS (LBFGS++, strong-Wolfe line search) on u = W/(r d³)^{1/4} from W_ij ~ η N(0,1);
 //   direct       L-BFGS on u = S/√d from S = 0;
 //   psd-nuclear  accelerated proximal gradient (FISTA, backtracking, adaptive restart) on S ⪰ 0 from

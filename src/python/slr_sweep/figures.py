@@ -3,8 +3,8 @@
 Method names and columns (grid::result_columns, dots -> underscores):
   population       risk, risk_stderr, bayes_risk (option at=... : a fixed, "mismatched" student)
   bayes            risk (the Bayes risk)
-  fixed-point      test_risk, order_parameters_*           (RS fixed point, THEORY.md §4)
-  state-evolution  test_risk                               (Bayes-optimal, THEORY.md §5)
+  fixed-point      test_risk, order_parameters_*           (RS fixed point, docs/theory.md §4)
+  state-evolution  test_risk                               (Bayes-optimal, docs/theory.md §5)
   erm              test_risk, test_risk_stderr, order_parameters_*   (simulations)
 Where a regularisation grid (r_k, r_v) is present, finite-alpha curves show, at each alpha, the r
 with the smallest mean test risk (the paper tunes r by grid search).
@@ -399,7 +399,7 @@ def finite_alpha(cols):
 
 def order_parameter_values(cols):
     """The seven plotted quantities per row: m_kk, m_kv, m_vk, m_vv and R = Q - M^T M
-    (THEORY.md §0; M rows = teacher, columns = student)."""
+    (docs/theory.md §0; M rows = teacher, columns = student)."""
     g = {k: _col(cols, "order_parameters_" + k) for k in ("m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv")}
     return {
         "m_kk": g["m_kk"], "m_kv": g["m_kv"], "m_vk": g["m_vk"], "m_vv": g["m_vv"],
