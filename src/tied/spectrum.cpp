@@ -60,32 +60,27 @@ const gauss_legendre_rule& gauss_legendre(int n) {
   rule->weights.resize(n);
   // Newton on the Legendre polynomial P_n from the Chebyshev-like guesses cos(π(i + 3/4)/(n + 1/2));
   // the three-term recurrence gives P_n and P_{n−1}, hence P_n'.
+  const auto derivative = [n](double x, double& p_n) {
+    double p0 = 1, p1 = x;
+    for (int j = 2; j <= n; ++j) {
+      const double p2 = ((2.0 * j - 1) * x * p1 - (j - 1.0) * p0) / j;
+      p0 = p1;
+      p1 = p2;
+    }
+    if (n == 1) p0 = 1;
+    p_n = p1;
+    return n * (x * p1 - p0) / (x * x - 1);
+  };
   for (int i = 0; i < (n + 1) / 2; ++i) {
     double x = std::cos(pi * (i + 0.75) / (n + 0.5));
-    double dp = 1;
+    double p_n = 0;
     for (int it = 0; it < 100; ++it) {
-      double p0 = 1, p1 = x;
-      for (int j = 2; j <= n; ++j) {
-        const double p2 = ((2.0 * j - 1) * x * p1 - (j - 1.0) * p0) / j;
-        p0 = p1;
-        p1 = p2;
-      }
-      if (n == 1) p0 = 1;
-      dp = n * (x * p1 - p0) / (x * x - 1);
-      const double dx = p1 / dp;
-      x -= dx;
-      if (std::abs(dx) < 1e-16) break;
+      const double slope = derivative(x, p_n);
+      const double step = p_n / slope;
+      x -= step;
+      if (std::abs(step) < 1e-16) break;
     }
-    {
-      double p0 = 1, p1 = x;
-      for (int j = 2; j <= n; ++j) {
-        const double p2 = ((2.0 * j - 1) * x * p1 - (j - 1.0) * p0) / j;
-        p0 = p1;
-        p1 = p2;
-      }
-      if (n == 1) p0 = 1;
-      dp = n * (x * p1 - p0) / (x * x - 1);
-    }
+    const double dp = derivative(x, p_n);
     const double w = 2 / ((1 - x * x) * dp * dp);
     rule->nodes[i] = -x;
     rule->weights[i] = w;

@@ -31,15 +31,17 @@ SLR = os.environ["SLR_SWEEP"]
 FILES = ["README.md"] + sorted(os.path.relpath(os.path.join(REPO, "docs", f), REPO)
                                for f in os.listdir(os.path.join(REPO, "docs")) if f.endswith(".md")) + ["jobs/README.md"]
 
-TINY_THEORY = """name = "fig3_theory"
-seed = 7
-[grid]
+# The grid of the small jobs: two activations, two alpha, two (r_k, r_v).
+TINY_GRID = """[grid]
 activation = ["softmax", "linear"]
 alpha = [1.0, 2.0]
 r_k = [0.1, 1.0]
 r_v = [0.1, 1.0]
 zip = [["r_k", "r_v"]]
-[[method]]
+"""
+TINY_THEORY = """name = "fig3_theory"
+seed = 7
+""" + TINY_GRID + """[[method]]
 name = "fixed-point"
 samples = 500
 max-iter = 60
@@ -57,13 +59,7 @@ grid = { activation = "softmax" }
 """
 TINY_ERM = """name = "fig3_erm"
 seed = 8
-[grid]
-activation = ["softmax", "linear"]
-alpha = [1.0, 2.0]
-r_k = [0.1, 1.0]
-r_v = [0.1, 1.0]
-zip = [["r_k", "r_v"]]
-repeats = 2
+""" + TINY_GRID + """repeats = 2
 [[method]]
 name = "erm"
 D = 40
