@@ -19,6 +19,10 @@ rm -rf "$work/package/slr_sweep/__pycache__"
 cd "$work"
 printf '%s\n' 'name = "pip"' 'seed = 1' '[grid]' 'nu = [1, 2]' '[[method]]' 'name = "bayes"' 'samples = 200' > job.toml
 "$SLR_SWEEP" run job.toml -o a.h5 > run.log 2>&1 || { cat run.log; exit 1; }
+# One ERM point trained by gradient flow with its trajectory recorded.
+printf '%s\n' 'name = "traj"' 'seed = 2' '[grid]' 'alpha = 2.0' 'r_k = 0.1' 'r_v = 0.1' '[[method]]' 'name = "erm"' \
+  'D = 40' 'optimizer = "gradient-flow"' 'trajectory = "1"' 'test-samples = 500' > traj.toml
+"$SLR_SWEEP" run traj.toml -o traj.h5 > run.log 2>&1 || { cat run.log; exit 1; }
 "$work/venv/bin/python" - <<'PY'
 import os
 import sys
@@ -39,5 +43,14 @@ except ImportError:
 else:
     frame = slr_sweep.load("a.h5")
     assert len(frame[frame.method == "bayes"]) == 2
-print("PASS: installed into a venv offline; text columns are str")
+# Provenance and the gradient-flow trajectory.
+prov = slr_sweep.provenance("traj.h5")
+assert prov["job_name"] == "traj" and prov["runs"][0]["exit_reason"] == "complete", prov
+assert "hdf5" in prov["libraries"], prov["libraries"]
+pid = slr_sweep.load_columns("traj.h5")["point_id"][0]
+traj = slr_sweep.trajectory("traj.h5", pid)
+assert len(traj["t"]) > 10 and all(k in traj for k in ("m_kk", "q_vv", "train_loss")), sorted(traj)
+assert (traj["t"][1:] > traj["t"][:-1]).all(), "times increase"
+assert traj["train_loss_regularised"][-1] <= traj["train_loss_regularised"][0], "gradient flow decreases the objective"
+print("PASS: installed into a venv offline; text columns are str; provenance and trajectory read")
 PY

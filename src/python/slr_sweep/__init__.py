@@ -43,6 +43,21 @@ def attributes(path):
     return _attributes(path)
 
 
+def provenance(path):
+    """Tool version, git revision, compiler, libraries, the job and every run of an archive."""
+    from .archive import provenance as _provenance
+
+    return _provenance(path)
+
+
+def trajectory(path, point_id):
+    """The gradient-flow trajectory of one ERM point (option trajectory = 1) as numpy arrays:
+    t, train_loss, train_loss_regularised, rel_grad and the order parameters."""
+    from .archive import trajectory as _trajectory
+
+    return _trajectory(path, point_id)
+
+
 def parse_options(text):
     """'at=m_kk=1,q_kk=1;samples=20000' -> {'at': 'm_kk=1,q_kk=1', 'samples': '20000'}."""
     from .archive import parse_options as _parse_options
@@ -68,4 +83,5 @@ def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None, na
     return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats, name=name, style=style)
 
 
-__all__ = ["load", "load_columns", "parse_options", "runs", "attributes", "figure", "plot_figure"]
+__all__ = ["load", "load_columns", "parse_options", "runs", "attributes", "provenance", "trajectory", "figure",
+           "plot_figure"]

@@ -102,3 +102,39 @@ def parse_options(text):
             key, _, value = item.partition("=")
             options[key] = value
     return options
+
+
+def provenance(path):
+    """Where the numbers come from: tool version, git revision, compiler, library versions, the job
+    (name, fingerprint, text) and every run (start, end, ranks, host, command, exit reason)."""
+    attrs = attributes(path)
+    out = {k: attrs.get(k) for k in ("tool_version", "git_revision", "compiler", "schema_version", "job_name",
+                                      "job_fingerprint", "job_text", "snapshot_unix")}
+    out["libraries"] = {k[len("version_"):]: v for k, v in attrs.items() if k.startswith("version_")}
+    table = runs(path)
+    out["runs"] = [{name: (table[name][i].item() if hasattr(table[name][i], "item") else table[name][i])
+                    for name in table} for i in range(len(table.get("run_index", [])))]
+    return out
+
+
+def trajectory(path, point_id):
+    """The gradient-flow trajectory of one ERM point (run with option trajectory = 1): a dict of numpy
+    arrays t, train_loss, train_loss_regularised, rel_grad and the order parameters m_kk … q_vv, one
+    entry per recorded time. Raises KeyError if the point has no trajectory."""
+    import json
+
+    import numpy as np
+
+    cols = load_columns(path, [int(point_id)])
+    if len(cols["point_id"]) == 0:
+        raise KeyError(f"no point {point_id} in {path}")
+    extra = json.loads(cols["extra_json"][0] or "{}")
+    if "trajectory" not in extra:
+        raise KeyError(f"point {point_id} has no trajectory (ERM with optimizer = gradient-flow and trajectory = 1)")
+    steps = extra["trajectory"]
+    out = {k: np.array([s[k] for s in steps], dtype=float)
+           for k in ("t", "train_loss", "train_loss_regularised", "rel_grad")}
+    for name in steps[0]["order_parameters"] if steps else []:
+        out[name] = np.array([s["order_parameters"][name] for s in steps], dtype=float)
+    return out
+
