@@ -7,6 +7,7 @@
 
 #include "methods.hpp"
 #include "slr/model/number_text.hpp"
+#include "slr/theory/mismatched.hpp"
 #include "slr/theory/population.hpp"
 
 namespace slr::sched::detail {
@@ -48,9 +49,21 @@ method_descriptor describe_population() {
       {"at", option_spec::value_type::text, "", "evaluate the risk at these order parameters instead of minimising",
        {}},
   };
+  {
+    option_spec start{"start", option_spec::value_type::choice, "matched",
+                      "matched: the minimal risk E; swapped: the mismatched minimum reached by descending all 7 order "
+                      "parameters from k = v*, v = k* (Fig 5; extra keys outcome, matched_risk)",
+                      {"matched", "swapped"}};
+    start.omitted_when_default = true; // points of existing archives keep their identities
+    m.options.push_back(std::move(start));
+  }
   // `at` is checked when the point is completed (plan time), not when a worker reaches it.
   m.validate = [](const grid::point& p) {
-    if (const auto& at = option_text(p, "at"); !at.empty()) (void)parse_order_parameters(at);
+    if (const auto& at = option_text(p, "at"); !at.empty()) {
+      (void)parse_order_parameters(at);
+      if (option_text(p, "start") != "matched")
+        throw std::invalid_argument("option 'start': a descent start makes no sense with 'at' (a fixed student)");
+    }
   };
   m.solve = [](const grid::point& p, const run_context& context) {
     const theory::mc_settings mc{static_cast<std::size_t>(option_number(p, "samples")), p.seed, context.threads};
@@ -62,6 +75,23 @@ method_descriptor describe_population() {
       r.set("risk", risk.value);
       r.set("risk_stderr", risk.stderr);
       r.set_order_parameters(op);
+    } else if (option_text(p, "start") == "swapped") {
+      const auto beth = theory::minimise_from_swapped_start(p.problem, mc);
+      r.set("risk", beth.risk.value);
+      r.set("risk_stderr", beth.risk.stderr);
+      r.set_order_parameters(beth.argmin);
+      r.set("iterations", beth.evaluations);
+      const auto outcome = theory::mismatched_outcome_name(beth.outcome);
+      if (beth.outcome == theory::mismatched_outcome::runaway) {
+        r.status = grid::status::unbounded;
+        r.message = "the descent from the swapped start ran to the box (|k| -> infinity): the risk is its limit";
+      }
+      nlohmann::ordered_json extra;
+      extra["outcome"] = std::string(outcome);
+      extra["matched_risk"] = finite_or_null(beth.matched_risk_same_estimator);
+      extra["descended_risk"] = finite_or_null(beth.descended_risk.value);
+      extra["gradient_norm"] = finite_or_null(beth.gradient_norm);
+      r.extra_json = extra.dump();
     } else {
       const auto minimum = theory::minimise_population_risk(p.problem, mc, {option_number(p, "cap")});
       r.set("risk", minimum.risk.value);
@@ -79,7 +109,7 @@ method_descriptor describe_population() {
     return r;
   };
   m.cost_seconds = [](const grid::point& p) {
-    const double evaluations = option_text(p, "at").empty() ? 150.0 : 1.0;
+    const double evaluations = !option_text(p, "at").empty() ? 1.0 : option_text(p, "start") == "swapped" ? 450.0 : 150.0;
     return 1e-7 * evaluations * option_number(p, "samples") * p.problem.lengths.mean();
   };
   m.memory_bytes = [](const grid::point& p) {

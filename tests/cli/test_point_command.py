@@ -36,6 +36,20 @@ class PointContract(unittest.TestCase):
         # Exact optimum of linear attention (docs/theory.md §3): 6/11 at nu = 1, L = 3.
         self.assertAlmostEqual(out["risk"], 6 / 11, delta=max(4 * out["risk_stderr"], 3e-3))
 
+    def test_mismatched_minimum_from_the_swapped_start(self):
+        # docs/theory.md §3b; tests/reference/mismatched.json: spiked ν = 4, L = 10, softmax: ℶ = 0.8695
+        # (distinct, error 0.0012), E = 0.4468.
+        out = point("--method", "population", "--start", "swapped", "--task", "spiked", "--nu", "4", "--L", "10",
+                    "--activation", "softmax", "--samples", "100000", "--seed", "1")
+        for key in ("risk", "risk_stderr", "order_parameters", "outcome", "matched_risk", "status"):
+            self.assertIn(key, out)
+        self.assertEqual(len(out["order_parameters"]), 7)
+        self.assertEqual(out["outcome"], "distinct")
+        self.assertAlmostEqual(out["risk"], 0.8695, delta=3 * (out["risk_stderr"] + 0.0012))
+        self.assertAlmostEqual(out["matched_risk"], 0.4468, delta=0.005)
+        # Key mostly along v*, value mostly along k*: the roles stay swapped.
+        self.assertGreater(abs(out["order_parameters"]["m_kv"]), abs(out["order_parameters"]["m_kk"]))
+
     def test_length_pmf_and_erf_offset_are_reported(self):
         out = point("--method", "bayes", "--L-pmf", "1:0.25,3:0.75", "--samples", "1000",
                     "--activation", "erf", "--erf-offset", "-1")

@@ -1,0 +1,54 @@
+#pragma once
+// The mismatched minimum ℶ_σ of single-location regression (docs/theory.md §3b): the population
+// risk at the local minimum that a gradient descent over all seven order parameters reaches from
+// the swapped start (key and value exchanged: k = v*, v = k*). Same Monte Carlo sample as the
+// matched minimum of population.hpp (same seed: common random numbers), so E_σ and ℶ_σ compare
+// without sampling noise between them. Risks include Δ².
+#include <array>
+#include <string_view>
+
+#include "slr/model/order_parameters.hpp"
+#include "slr/model/problem.hpp"
+#include "slr/theory/population.hpp"
+
+namespace slr::theory {
+
+/// distinct: a local minimum other than the matched one (gradient ~ 0); collapsed: the descent
+/// fell back to the matched minimum (|ℶ − E| < 2e-4 and overlaps within 0.05); runaway: a
+/// parameter reached the box |θ_i| ≤ box (linear attention in spiked-SLR runs off to |k| → ∞).
+enum class mismatched_outcome { distinct, collapsed, runaway };
+[[nodiscard]] std::string_view mismatched_outcome_name(mismatched_outcome outcome) noexcept;
+
+struct mismatched_settings {
+  double box = 40;                ///< |θ_i| ≤ box, θ = (m_kk, m_vk, m_kv, m_vv, a, b, c), R = LLᵀ, L = [[a,0],[b,c]]
+  double first_step_cap = 0.05;   ///< largest step in θ of the first, capped descent phase
+  double capped_until = 1e-3;     ///< gradient norm below which L-BFGS-B takes over
+  int capped_iterations = 2000;   ///< at most this many capped steps
+  int lbfgs_iterations = 500;
+};
+
+struct mismatched_minimum {
+  mc_estimate risk;                   ///< ℶ_σ (for a linear spiked runaway: the closed-form limit, stderr 0)
+  mc_estimate descended_risk;         ///< 𝓔 at the end point of the descent itself
+  model::order_parameters argmin;     ///< the end point (M, Q)
+  std::array<double, 7> theta{};      ///< the end point in the descent's coordinates
+  mismatched_outcome outcome = mismatched_outcome::distinct;
+  double gradient_norm = 0;           ///< |∇𝓔| at the end point
+  int evaluations = 0;
+  population_minimum matched;         ///< E_σ on the same sample (the reference point of `collapsed`)
+  double matched_risk_same_estimator = 0; ///< 𝓔 at matched.argmin with the descent's estimator (same sample)
+};
+
+/// Descends 𝓔 from the swapped start. Throws std::invalid_argument for bad settings or problem.
+[[nodiscard]] mismatched_minimum minimise_from_swapped_start(const model::problem& problem, const mc_settings& mc,
+                                                             const mismatched_settings& settings = {});
+
+/// 𝓔 and its gradient in θ on the sample of (problem, mc): what the descent minimises (tests,
+/// diagnostics). gradient may be null.
+[[nodiscard]] double seven_parameter_risk(const model::problem& problem, const mc_settings& mc,
+                                          const std::array<double, 7>& theta, std::array<double, 7>* gradient);
+
+/// θ → (M, Q): M = [[m_kk, m_vk], [m_kv, m_vv]] (rows teacher), Q = MᵀM + LLᵀ.
+[[nodiscard]] model::order_parameters order_parameters_of(const std::array<double, 7>& theta);
+
+} // namespace slr::theory

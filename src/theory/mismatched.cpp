@@ -1,0 +1,274 @@
+#include "slr/theory/mismatched.hpp"
+
+#include <LBFGSB.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "slr/model/activation.hpp"
+#include "slr/model/parallel.hpp"
+#include "slr/model/random.hpp"
+#include "slr/model/teacher_fields.hpp"
+
+namespace slr::theory {
+namespace {
+
+constexpr std::size_t chunk_size = 512;
+
+// The fixed sample of a descent: teacher fields and one student-noise normal ξ_l per token (the
+// first normal of the student-noise stream, as population_risk draws it).
+struct sample {
+  model::teacher_fields fields;
+  std::vector<double> xi; // S × max_length
+};
+
+sample draw(const model::problem& problem, const mc_settings& mc) {
+  sample s{model::draw_teacher_fields(problem.task, problem.lengths, mc.samples, mc.seed, mc.threads), {}};
+  s.xi.assign(s.fields.size() * s.fields.max_length, 0.0);
+  for (std::size_t i = 0; i < s.fields.size(); ++i) {
+    model::counter_rng rng(mc.seed, model::stream_purpose::student_noise, i);
+    for (std::size_t l = 0; l < s.fields.length[i]; ++l) s.xi[i * s.fields.max_length + l] = rng.normal();
+  }
+  return s;
+}
+
+struct accumulator {
+  double value = 0;
+  std::array<double, 7> gradient{};
+  accumulator& operator+=(const accumulator& o) {
+    value += o.value;
+    for (std::size_t k = 0; k < 7; ++k) gradient[k] += o.gradient[k];
+    return *this;
+  }
+};
+
+// Per sample, with χ_l = m_kk χ*_l + m_kv z*_l + a ξ_l and z̄_l = m_vk χ*_l + m_vv z*_l + b ξ_l (the
+// c-part of z, independent Gaussian, integrated exactly):
+//   e = Σ_j p_j z*_j² − 2 ȳ f̄ + f̄² + c² Σ_l σ_l²,  ȳ = Σ_j p_j z*_j,  f̄ = Σ_l σ_l z̄_l,
+// and its gradient (g = 2(f̄ − ȳ); ∂e/∂z̄_l = g σ_l; ∂e/∂χ = Jᵀ(g z̄ + 2c²σ); ∂e/∂c = 2c Σσ²).
+accumulator evaluate(const sample& smp, const model::activation& sigma, const std::array<double, 7>& t,
+                     unsigned threads, bool with_gradient) {
+  const auto& f = smp.fields;
+  const double m_kk = t[0], m_vk = t[1], m_kv = t[2], m_vv = t[3], a = t[4], b = t[5], c = t[6];
+  return model::chunked_reduce(f.size(), chunk_size, threads, accumulator{},
+                               [&](std::size_t begin, std::size_t end, accumulator& acc) {
+    std::vector<double> chi(f.max_length), zbar(f.max_length), sig(f.max_length), u(f.max_length),
+        jtu(f.max_length);
+    for (std::size_t s = begin; s < end; ++s) {
+      const std::size_t L = f.length[s];
+      const auto cs = f.chi(s), zs = f.z(s), p = f.p(s);
+      const double* xi = smp.xi.data() + s * f.max_length;
+      double y_bar = 0, second = 0;
+      for (std::size_t l = 0; l < L; ++l) {
+        chi[l] = m_kk * cs[l] + m_kv * zs[l] + a * xi[l];
+        zbar[l] = m_vk * cs[l] + m_vv * zs[l] + b * xi[l];
+        y_bar += p[l] * zs[l];
+        second += p[l] * zs[l] * zs[l];
+      }
+      double f_bar = 0, sig_sq = 0;
+      if (with_gradient) {
+        // First σ alone (for g), then Jᵀu with u = g z̄ + 2c²σ.
+        sigma.evaluate({chi.data(), L}, {sig.data(), L});
+        for (std::size_t l = 0; l < L; ++l) f_bar += sig[l] * zbar[l], sig_sq += sig[l] * sig[l];
+        const double g = 2 * (f_bar - y_bar);
+        for (std::size_t l = 0; l < L; ++l) u[l] = g * zbar[l] + 2 * c * c * sig[l];
+        sigma.vector_jacobian({chi.data(), L}, {u.data(), L}, {sig.data(), L}, {jtu.data(), L});
+        const double w = f.weight[s];
+        for (std::size_t l = 0; l < L; ++l) {
+          const double G = jtu[l], H = g * sig[l];
+          acc.gradient[0] += w * G * cs[l];
+          acc.gradient[2] += w * G * zs[l];
+          acc.gradient[4] += w * G * xi[l];
+          acc.gradient[1] += w * H * cs[l];
+          acc.gradient[3] += w * H * zs[l];
+          acc.gradient[5] += w * H * xi[l];
+        }
+        acc.gradient[6] += w * 2 * c * sig_sq;
+      } else {
+        sigma.evaluate({chi.data(), L}, {sig.data(), L});
+        for (std::size_t l = 0; l < L; ++l) f_bar += sig[l] * zbar[l], sig_sq += sig[l] * sig[l];
+      }
+      acc.value += f.weight[s] * (second - 2 * y_bar * f_bar + f_bar * f_bar + c * c * sig_sq);
+    }
+  });
+}
+
+// Per-sample values at θ, for the Monte Carlo error of the risk at the end point.
+std::vector<double> per_sample_values(const sample& smp, const model::activation& sigma, const std::array<double, 7>& t) {
+  const auto& f = smp.fields;
+  std::vector<double> values(f.size());
+  std::vector<double> chi(f.max_length), zbar(f.max_length), sig(f.max_length);
+  for (std::size_t s = 0; s < f.size(); ++s) {
+    const std::size_t L = f.length[s];
+    const auto cs = f.chi(s), zs = f.z(s), p = f.p(s);
+    const double* xi = smp.xi.data() + s * f.max_length;
+    double y_bar = 0, second = 0, f_bar = 0, sig_sq = 0;
+    for (std::size_t l = 0; l < L; ++l) {
+      chi[l] = t[0] * cs[l] + t[2] * zs[l] + t[4] * xi[l];
+      zbar[l] = t[1] * cs[l] + t[3] * zs[l] + t[5] * xi[l];
+      y_bar += p[l] * zs[l];
+      second += p[l] * zs[l] * zs[l];
+    }
+    sigma.evaluate({chi.data(), L}, {sig.data(), L});
+    for (std::size_t l = 0; l < L; ++l) f_bar += sig[l] * zbar[l], sig_sq += sig[l] * sig[l];
+    values[s] = second - 2 * y_bar * f_bar + f_bar * f_bar + t[6] * t[6] * sig_sq;
+  }
+  return values;
+}
+
+double norm(const std::array<double, 7>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+} // namespace
+
+std::string_view mismatched_outcome_name(mismatched_outcome outcome) noexcept {
+  switch (outcome) {
+  case mismatched_outcome::distinct: return "distinct";
+  case mismatched_outcome::collapsed: return "collapsed";
+  case mismatched_outcome::runaway: return "runaway";
+  }
+  return "distinct";
+}
+
+model::order_parameters order_parameters_of(const std::array<double, 7>& t) {
+  Eigen::Matrix2d M;
+  M << t[0], t[1], t[2], t[3];
+  Eigen::Matrix2d Lr;
+  Lr << t[4], 0, t[5], t[6];
+  return model::order_parameters::from_matrices(M, M.transpose() * M + Lr * Lr.transpose());
+}
+
+double seven_parameter_risk(const model::problem& problem, const mc_settings& mc, const std::array<double, 7>& theta,
+                            std::array<double, 7>* gradient) {
+  problem.validate();
+  if (mc.samples == 0) throw std::invalid_argument("samples must be >= 1");
+  const auto sigma = model::make_activation(problem.activation);
+  const auto smp = draw(problem, mc);
+  const auto acc = evaluate(smp, *sigma, theta, mc.threads, gradient != nullptr);
+  if (gradient != nullptr) *gradient = acc.gradient;
+  return problem.delta * problem.delta + acc.value;
+}
+
+mismatched_minimum minimise_from_swapped_start(const model::problem& problem, const mc_settings& mc,
+                                               const mismatched_settings& settings) {
+  problem.validate();
+  if (mc.samples == 0) throw std::invalid_argument("samples must be >= 1");
+  if (!(settings.box > 1) || !(settings.first_step_cap > 0))
+    throw std::invalid_argument("mismatched descent: box must be > 1 and first_step_cap > 0");
+  const auto sigma = model::make_activation(problem.activation);
+  const auto smp = draw(problem, mc);
+  mismatched_minimum out;
+  const double delta2 = problem.delta * problem.delta;
+  auto value_and_gradient = [&](const std::array<double, 7>& t, std::array<double, 7>& g) {
+    ++out.evaluations;
+    const auto acc = evaluate(smp, *sigma, t, mc.threads, true);
+    g = acc.gradient;
+    return delta2 + acc.value;
+  };
+
+  // Swapped start: M = [[0, 1], [1, 0]], R = 0.
+  std::array<double, 7> t{0, 1, 1, 0, 0, 0, 0};
+  std::array<double, 7> g{};
+  double value = value_and_gradient(t, g);
+  const auto clamp = [&](std::array<double, 7>& x) {
+    for (auto& v : x) v = std::clamp(v, -settings.box, settings.box);
+  };
+  // Phase 1: steps of at most first_step_cap, so that no line search jumps from the swapped start
+  // onto a saturated plateau; a step that does not decrease 𝓔 is shortened.
+  double scale = 1.0;
+  for (int it = 0; it < settings.capped_iterations && norm(g) >= settings.capped_until; ++it) {
+    const double gn = norm(g);
+    const double length = std::min(settings.first_step_cap, scale * gn);
+    std::array<double, 7> trial = t;
+    for (std::size_t k = 0; k < 7; ++k) trial[k] -= length * g[k] / gn;
+    clamp(trial);
+    std::array<double, 7> trial_g{};
+    const double trial_value = value_and_gradient(trial, trial_g);
+    if (trial_value < value) {
+      t = trial, g = trial_g, value = trial_value;
+      scale = std::min(1.0, scale * 2);
+    } else {
+      scale *= 0.5;
+      if (scale < 1e-8) break;
+    }
+  }
+  // Phase 2: L-BFGS-B in the box.
+  struct objective_fn {
+    decltype(value_and_gradient)& fn;
+    double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
+      std::array<double, 7> a{}, ga{};
+      for (int k = 0; k < 7; ++k) a[static_cast<std::size_t>(k)] = x[k];
+      const double v = fn(a, ga);
+      for (int k = 0; k < 7; ++k) grad[k] = ga[static_cast<std::size_t>(k)];
+      return v;
+    }
+  } objective{value_and_gradient};
+  LBFGSpp::LBFGSBParam<double> param;
+  param.epsilon = 1e-9;
+  param.epsilon_rel = 1e-10;
+  param.max_iterations = settings.lbfgs_iterations;
+  param.max_linesearch = 60;
+  LBFGSpp::LBFGSBSolver<double> solver(param);
+  Eigen::VectorXd x(7), lower = Eigen::VectorXd::Constant(7, -settings.box), upper = Eigen::VectorXd::Constant(7, settings.box);
+  for (int k = 0; k < 7; ++k) x[k] = t[static_cast<std::size_t>(k)];
+  double fx = value;
+  try {
+    solver.minimize(objective, x, fx, lower, upper);
+  } catch (const std::exception&) {
+    // A line search that cannot progress on the flat Monte Carlo objective ends the descent at x.
+  }
+  std::array<double, 7> end{};
+  for (int k = 0; k < 7; ++k) end[static_cast<std::size_t>(k)] = x[k];
+  if (fx <= value) t = end;
+  value = value_and_gradient(t, g);
+
+  out.theta = t;
+  out.argmin = order_parameters_of(t);
+  out.gradient_norm = norm(g);
+  out.descended_risk = stratified_estimate(smp.fields, per_sample_values(smp, *sigma, t));
+  out.descended_risk.value += delta2;
+  out.risk = out.descended_risk;
+  out.matched = minimise_population_risk(problem, mc);
+
+  // E on this estimator and sample, at the matched argmin (R = LLᵀ by Cholesky), so that ℶ − E
+  // carries no difference between estimators.
+  const auto& em = out.matched.argmin;
+  const Eigen::Matrix2d R = em.residual();
+  const double ea = std::sqrt(std::max(0.0, R(0, 0)));
+  const double eb = ea > 1e-12 ? R(0, 1) / ea : 0.0;
+  const std::array<double, 7> matched_theta{em.m_kk, em.m_vk, em.m_kv, em.m_vv, ea, eb,
+                                             std::sqrt(std::max(0.0, R(1, 1) - eb * eb))};
+  const double matched_here = delta2 + evaluate(smp, *sigma, matched_theta, mc.threads, false).value;
+  out.matched_risk_same_estimator = matched_here;
+
+  const bool at_box = std::any_of(t.begin(), t.end(), [&](double v) { return std::abs(v) >= settings.box * (1 - 1e-6); });
+  const auto& e = out.matched.argmin;
+  const auto& m = out.argmin;
+  const bool same_overlaps = std::abs(std::abs(m.m_kk) - std::abs(e.m_kk)) < 0.05 && std::abs(m.m_kv) < 0.05 &&
+                             std::abs(m.m_vk) < 0.05 && std::abs(std::abs(m.m_vv) - std::abs(e.m_vv)) < 0.05;
+  if (at_box) {
+    out.outcome = mismatched_outcome::runaway;
+    if (problem.activation.kind == model::activation_kind::linear && problem.task.kind() == model::task_kind::spiked &&
+        problem.lengths.is_fixed()) {
+      // |k| → ∞, |v| → 0: the limit is known in closed form, L/(L + ν) (+ Δ²).
+      const double L = problem.lengths.mean();
+      out.risk = {delta2 + L / (L + problem.task.nu()), 0.0};
+    }
+  } else if (std::abs(out.risk.value - matched_here) < 2e-4 && same_overlaps) {
+    out.outcome = mismatched_outcome::collapsed;
+  } else if (out.matched.unbounded && std::abs(out.risk.value - matched_here) < 2e-3) {
+    out.outcome = mismatched_outcome::collapsed; // fell back to the matched minimum at |k| → ∞
+  } else {
+    out.outcome = mismatched_outcome::distinct;
+  }
+  return out;
+}
+
+} // namespace slr::theory
