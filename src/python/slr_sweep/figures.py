@@ -524,12 +524,91 @@ def _student_label(at):
     return at
 
 
+def _start_option(cols):
+    return np.array([parse_options(o).get("start", "matched") for o in cols["options"]], dtype=object)
+
+
+def _outcome(cols):
+    import json
+
+    out = []
+    for text in cols.get("extra_json", [""] * _n(cols)):
+        try:
+            out.append(json.loads(text).get("outcome", "") if text else "")
+        except ValueError:
+            out.append("")
+    return np.array(out, dtype=object)
+
+
+def _mismatched_minimum(cols, swapped):
+    """Fig 5 of the paper: per activation E (solid) and ℶ from the swapped start (dashed); collapsed
+    points hollow, runaway points as crosses; ν = ∞ at the right edge; Bayes black dashed; one panel
+    per (task, L, Δ)."""
+    pop = _mask_method(cols, "population") & (_at_option(cols) == "")
+    matched = pop & ~swapped
+    bayes = _mask_method(cols, "bayes")
+    keys = ("task", "L_pmf", "delta")
+    settings = _settings(cols, swapped, keys)
+    fig, axes = _grid(len(settings))
+    nu, risk, outcome = _col(cols, "nu"), _col(cols, "risk"), _outcome(cols)
+    finite_nu = nu[np.isfinite(nu) & (pop | bayes)]
+    x_inf = 2.5 * finite_nu.max() if finite_nu.size else 1.0
+    xs = lambda v: np.where(np.isinf(v), x_inf, v)  # ν = ∞ drawn at the right edge
+    for ax, setting in zip(axes, settings):
+        here = _setting_mask(cols, keys, setting)
+        for act in _activations(cols, (matched | swapped) & here):
+            colour = COLOURS.get(act)
+            this = here & (cols["activation"] == act)
+            for mask, ls, label in ((matched & this, "-", f"{act}: E (minimum)"),
+                                    (swapped & this, "--", f"{act}: ℶ (swapped start)")):
+                stats = _mean_by(nu[mask], risk[mask])
+                if not stats:
+                    continue
+                x = np.array([s[0] for s in stats])
+                y = np.array([s[1] for s in stats])
+                fin = np.isfinite(x)
+                line, = ax.plot(x[fin], y[fin], ls=ls, color=colour, label=label, zorder=3 if act == "softmax" else 2)
+                colour = line.get_color()
+                if (~fin).any():
+                    ax.plot([x_inf] * int((~fin).sum()), y[~fin], marker="o" if ls == "-" else "s", ls="none",
+                            color=colour, ms=4)
+            for kind, marker in (("collapsed", "o"), ("runaway", "x")):
+                m = swapped & this & (outcome == kind)
+                if m.any():
+                    ax.plot(xs(nu[m]), risk[m], marker, ms=6, mfc="none", mec=colour, color=colour, ls="none")
+        b = bayes & _setting_mask(cols, keys, setting)
+        stats = _mean_by(nu[b], risk[b])
+        if stats:
+            x = np.array([s[0] for s in stats])
+            ax.plot(x[np.isfinite(x)], [s[1] for s in stats if np.isfinite(s[0])], label="Bayes", **BAYES)
+            if (~np.isfinite(x)).any():
+                ax.plot([x_inf], [s[1] for s in stats if not np.isfinite(s[0])], "k_", ms=10)
+        for kind, marker in (("collapsed", "o"), ("runaway", "x")):
+            if (swapped & here & (outcome == kind)).any():
+                ax.plot([], [], marker, mfc="none", mec="0.3", color="0.3", ls="none",
+                        label=f"ℶ {kind}" + (" (= E)" if kind == "collapsed" else " (|k| → ∞, limit)"))
+        ax.set_xscale("log")
+        if (np.isinf(nu) & here).any():
+            ax.axvline(x_inf / 1.6, color="0.8", lw=0.8)
+            ax.text(x_inf, ax.get_ylim()[0], "ν=∞", ha="center", va="bottom", fontsize="small")
+        ax.set_xlabel("ν")
+        ax.set_ylabel("population risk")
+        ax.set_title(_setting_title(keys, setting))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        ax.grid(alpha=0.3)
+    return fig
+
+
 def mismatched(cols):
+    swapped = _mask_method(cols, "population") & (_start_option(cols) == "swapped")
+    if swapped.any():
+        return _mismatched_minimum(cols, swapped)
     pop = _mask_method(cols, "population")
     at = _at_option(cols)
     fixed = pop & (at != "")
     if not fixed.any():
-        raise NoData("figure mismatched: no rows of method population with the `at` option (fixed students)")
+        raise NoData("figure mismatched: no rows of method population with start = swapped (the mismatched "
+                     "minimum) or with the `at` option (fixed students)")
     minimal = pop & (at == "")
     bayes = _mask_method(cols, "bayes")
     keys = ("task", "L_pmf", "delta", "activation")
