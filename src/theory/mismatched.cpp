@@ -173,33 +173,9 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     return delta2 + acc.value;
   };
 
-  // Swapped start: M = [[0, 1], [1, 0]], R = 0.
-  std::array<double, 7> t{0, 1, 1, 0, 0, 0, 0};
-  std::array<double, 7> g{};
-  double value = value_and_gradient(t, g);
   const auto clamp = [&](std::array<double, 7>& x) {
     for (auto& v : x) v = std::clamp(v, -settings.box, settings.box);
   };
-  // Phase 1: steps of at most first_step_cap, so that no line search jumps from the swapped start
-  // onto a saturated plateau; a step that does not decrease 𝓔 is shortened.
-  double scale = 1.0;
-  for (int it = 0; it < settings.capped_iterations && norm(g) >= settings.capped_until; ++it) {
-    const double gn = norm(g);
-    const double length = std::min(settings.first_step_cap, scale * gn);
-    std::array<double, 7> trial = t;
-    for (std::size_t k = 0; k < 7; ++k) trial[k] -= length * g[k] / gn;
-    clamp(trial);
-    std::array<double, 7> trial_g{};
-    const double trial_value = value_and_gradient(trial, trial_g);
-    if (trial_value < value) {
-      t = trial, g = trial_g, value = trial_value;
-      scale = std::min(1.0, scale * 2);
-    } else {
-      scale *= 0.5;
-      if (scale < 1e-8) break;
-    }
-  }
-  // Phase 2: L-BFGS-B in the box.
   struct objective_fn {
     decltype(value_and_gradient)& fn;
     double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
@@ -209,25 +185,64 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
       for (int k = 0; k < 7; ++k) grad[k] = ga[static_cast<std::size_t>(k)];
       return v;
     }
-  } objective{value_and_gradient};
-  LBFGSpp::LBFGSBParam<double> param;
-  param.epsilon = 1e-9;
-  param.epsilon_rel = 1e-10;
-  param.max_iterations = settings.lbfgs_iterations;
-  param.max_linesearch = 60;
-  LBFGSpp::LBFGSBSolver<double> solver(param);
-  Eigen::VectorXd x(7), lower = Eigen::VectorXd::Constant(7, -settings.box), upper = Eigen::VectorXd::Constant(7, settings.box);
-  for (int k = 0; k < 7; ++k) x[k] = t[static_cast<std::size_t>(k)];
-  double fx = value;
-  try {
-    solver.minimize(objective, x, fx, lower, upper);
-  } catch (const std::exception&) {
-    // A line search that cannot progress on the flat Monte Carlo objective ends the descent at x.
+  };
+  // One descent from the swapped start M = [[0, 1], [1, 0]], R = 0: optionally capped first steps
+  // (no line search may jump from the swapped start onto a saturated plateau), then L-BFGS-B in the box.
+  const auto descend = [&](bool capped) {
+    std::array<double, 7> t{0, 1, 1, 0, 0, 0, 0};
+    std::array<double, 7> g{};
+    double value = value_and_gradient(t, g);
+    double scale = 1.0;
+    for (int it = 0; capped && it < settings.capped_iterations && norm(g) >= settings.capped_until; ++it) {
+      const double gn = norm(g);
+      const double length = std::min(settings.first_step_cap, scale * gn);
+      std::array<double, 7> trial = t;
+      for (std::size_t k = 0; k < 7; ++k) trial[k] -= length * g[k] / gn;
+      clamp(trial);
+      std::array<double, 7> trial_g{};
+      const double trial_value = value_and_gradient(trial, trial_g);
+      if (trial_value < value) {
+        t = trial, g = trial_g, value = trial_value;
+        scale = std::min(1.0, scale * 2);
+      } else {
+        scale *= 0.5;
+        if (scale < 1e-8) break;
+      }
+    }
+    objective_fn objective{value_and_gradient};
+    LBFGSpp::LBFGSBParam<double> param;
+    param.epsilon = 1e-9;
+    param.epsilon_rel = 1e-10;
+    param.max_iterations = settings.lbfgs_iterations;
+    param.max_linesearch = 60;
+    LBFGSpp::LBFGSBSolver<double> solver(param);
+    Eigen::VectorXd x(7), lower = Eigen::VectorXd::Constant(7, -settings.box),
+                          upper = Eigen::VectorXd::Constant(7, settings.box);
+    for (int k = 0; k < 7; ++k) x[k] = t[static_cast<std::size_t>(k)];
+    double fx = value;
+    try {
+      solver.minimize(objective, x, fx, lower, upper);
+    } catch (const std::exception&) {
+      // A line search that cannot progress on the flat Monte Carlo objective ends the descent at x.
+    }
+    std::array<double, 7> end{};
+    for (int k = 0; k < 7; ++k) end[static_cast<std::size_t>(k)] = x[k];
+    if (fx <= value) t = end;
+    return t;
+  };
+  // Both descents, the lower end point kept: the plain one is what a gradient method does from the
+  // swapped start; the capped one rescues it where its first line search lands on a saturated
+  // plateau (then the plain end point is the higher one). The capped walk alone can slide off to
+  // |k| → ∞ where the plain descent reaches the matched minimum (linear attention, max-SLR).
+  std::array<double, 7> t = descend(false);
+  std::array<double, 7> g{};
+  double value = value_and_gradient(t, g);
+  {
+    const auto other = descend(true);
+    std::array<double, 7> other_g{};
+    const double other_value = value_and_gradient(other, other_g);
+    if (other_value < value) t = other, g = other_g, value = other_value;
   }
-  std::array<double, 7> end{};
-  for (int k = 0; k < 7; ++k) end[static_cast<std::size_t>(k)] = x[k];
-  if (fx <= value) t = end;
-  value = value_and_gradient(t, g);
 
   out.theta = t;
   out.argmin = order_parameters_of(t);
@@ -253,7 +268,9 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   const auto& m = out.argmin;
   const bool same_overlaps = std::abs(std::abs(m.m_kk) - std::abs(e.m_kk)) < 0.05 && std::abs(m.m_kv) < 0.05 &&
                              std::abs(m.m_vk) < 0.05 && std::abs(std::abs(m.m_vv) - std::abs(e.m_vv)) < 0.05;
-  if (at_box) {
+  if (out.matched.unbounded && std::abs(out.risk.value - matched_here) < 2e-3) {
+    out.outcome = mismatched_outcome::collapsed; // fell back to the matched minimum, itself at |k| → ∞
+  } else if (at_box) {
     out.outcome = mismatched_outcome::runaway;
     if (problem.activation.kind == model::activation_kind::linear && problem.task.kind() == model::task_kind::spiked &&
         problem.lengths.is_fixed()) {
@@ -263,8 +280,6 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     }
   } else if (std::abs(out.risk.value - matched_here) < 2e-4 && same_overlaps) {
     out.outcome = mismatched_outcome::collapsed;
-  } else if (out.matched.unbounded && std::abs(out.risk.value - matched_here) < 2e-3) {
-    out.outcome = mismatched_outcome::collapsed; // fell back to the matched minimum at |k| → ∞
   } else {
     out.outcome = mismatched_outcome::distinct;
   }
