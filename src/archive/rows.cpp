@@ -48,6 +48,10 @@ point_row make_point_row(const job::sweep_point& sp, const grid::result_record& 
   row.value_names.reserve(grid::result_columns.size());
   for (const auto& column : grid::result_columns) row.value_names.push_back(archive_column_name(column));
   row.values.assign(record.values.begin(), record.values.end());
+  for (const auto& [name, value] : record.method_values) {
+    row.value_names.push_back(name);
+    row.values.push_back(value);
+  }
   return row;
 }
 

@@ -21,7 +21,7 @@ json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr
 
 // Counts are stored as doubles in the record; they go out as JSON integers.
 bool is_count(std::string_view column) {
-  return column == "iterations" || column == "D" || column == "N" || column == "grad_evals";
+  return column == "iterations" || column == "D" || column == "N" || column == "grad_evals" || column == "evaluations";
 }
 } // namespace
 
@@ -63,6 +63,8 @@ std::string to_json(const grid::point& point, const grid::result_record& record)
       out[std::string(name.substr(0, dot))][std::string(name.substr(dot + 1))] = finite_or_null(value);
     }
   }
+  for (const auto& [name, value] : record.method_values)
+    out[name] = is_count(name) && std::isfinite(value) ? json(static_cast<long long>(value)) : finite_or_null(value);
   out["status"] = std::string(grid::status_name(record.status));
   if (!record.message.empty()) out["message"] = record.message;
   if (!record.extra_json.empty()) {

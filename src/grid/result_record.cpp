@@ -1,6 +1,7 @@
 #include "slr/grid/result_record.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include <stdexcept>
 
@@ -29,6 +30,25 @@ status parse_status(std::string_view name) {
                  status::timeout})
     if (status_name(s) == name) return s;
   throw std::invalid_argument("unknown status '" + std::string(name) + "'");
+}
+
+void result_record::set_method_value(std::string_view name, double value) {
+  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string_view::npos)
+    throw std::invalid_argument("method result column '" + std::string(name) + "': expected [a-z0-9_]+");
+  for (const auto& c : result_columns)
+    if (c == name) throw std::invalid_argument("'" + std::string(name) + "' is a standard result column; use set()");
+  for (auto& [n, v] : method_values)
+    if (n == name) {
+      v = value;
+      return;
+    }
+  method_values.emplace_back(std::string(name), value);
+}
+
+double result_record::method_value(std::string_view name) const {
+  for (const auto& [n, v] : method_values)
+    if (n == name) return v;
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 void result_record::set_order_parameters(const model::order_parameters& op) {

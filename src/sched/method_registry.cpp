@@ -12,6 +12,7 @@ const std::vector<method_descriptor>& all_methods() {
   static const std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population(),
                                                          detail::describe_fixed_point(),
                                                          detail::describe_state_evolution(),
+                                                         detail::describe_bayes_jump(),
                                                          detail::describe_erm(),
                                                          detail::describe_synthetic()};
   return methods;

@@ -10,6 +10,7 @@ method_descriptor describe_bayes();
 method_descriptor describe_population();
 method_descriptor describe_fixed_point();
 method_descriptor describe_state_evolution();
+method_descriptor describe_bayes_jump();
 method_descriptor describe_erm();
 /// TESTING ONLY: deterministic hash-derived results with tunable cost, memory and failures.
 method_descriptor describe_synthetic();

@@ -6,6 +6,7 @@
 #include <boost/archive/binary_oarchive.hpp>
 #include <boost/serialization/array.hpp>
 #include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
 
 namespace boost::serialization {
@@ -17,6 +18,7 @@ void serialize(Archive& archive, slr::grid::result_record& record, unsigned /*ve
   archive & record.message;
   archive & record.extra_json;
   archive & record.values;
+  archive & record.method_values;
 }
 template <class Archive>
 void serialize(Archive& archive, slr::sched::protocol::point_result& result, unsigned /*version*/) {

@@ -79,6 +79,17 @@ narrow=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' out.log)
 expect 0 "$SLR_SWEEP" query u.h5 --wide
 wide=$(awk '{ if (length($0) > m) m = length($0) } END { print m }' out.log)
 [ "$narrow" -le 160 ] && [ "$wide" -gt "$narrow" ] || fail "table widths: default $narrow, --wide $wide"
+# The jump of the Bayes-optimal curve as a method of its own: its bracket is archived as columns
+# of their own (NaN in the other methods' rows) and drawn on the curve.
+printf '%s\n' 'name = "jump"' 'seed = 5' '[grid]' 'delta = 0.03' 'alpha = [1, 2]' '[[method]]' \
+  'name = "state-evolution"' 'samples = 2000' '[[method]]' 'name = "bayes-jump"' 'samples = 2000' 'scan = 4' \
+  'jump-tol = 0.01' > jump.toml
+expect 0 $mpiexec -n 2 "$SLR_SWEEP" run jump.toml -o j.h5
+expect 0 "$SLR_SWEEP" query j.h5 --where method=bayes-jump --format csv --columns jump_found,alpha_below,alpha_jump,alpha_above
+tail -n 1 out.log | awk -F, '$1 == 1 && $2 <= $3 && $3 <= $4 && $4 / $2 - 1 <= 0.01 && $3 > 1 && $3 < 2 { ok = 1 } END { exit !ok }' \
+  || { cat out.log; fail "bayes-jump bracket"; }
+expect 0 "$SLR_SWEEP" query j.h5 --where method=state-evolution --format csv --columns alpha_jump
+[ "$(grep -c '^nan$' out.log)" -eq 2 ] || { cat out.log; fail "alpha_jump not NaN in state-evolution rows"; }
 expect 0 "$SLR_SWEEP" plan good.toml
 expect 0 "$SLR_SWEEP" point --method synthetic --alpha 1 --r-k 0 --r-v 0
 echo "run/resume command line: exit codes, refusals, --retry-failed, --extend and MPI-free commands as expected"

@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "slr/model/order_parameters.hpp"
 
@@ -42,11 +44,19 @@ struct result_record {
   std::string message;     ///< empty unless failed/timeout, or a note
   std::string extra_json;  ///< optional JSON object text of method-specific extras (e.g. a trajectory)
   std::array<double, result_columns.size()> values;
+  /// Result columns of one method only (names outside result_columns, e.g. the bracket of a
+  /// located jump), in the method's order; archived as columns of their own, NaN in other rows.
+  std::vector<std::pair<std::string, double>> method_values;
 
   result_record() { values.fill(std::numeric_limits<double>::quiet_NaN()); }
   /// Throws std::out_of_range for a name not in result_columns.
   void set(std::string_view name, double value) { values[column_index(name)] = value; }
   [[nodiscard]] double get(std::string_view name) const { return values[column_index(name)]; }
+  /// Sets (or replaces) a method-specific column; throws std::invalid_argument for a name of
+  /// result_columns or one that is not [a-z0-9_]+.
+  void set_method_value(std::string_view name, double value);
+  /// A method-specific column, or NaN if absent.
+  [[nodiscard]] double method_value(std::string_view name) const;
   /// Sets the seven order_parameters.* columns.
   void set_order_parameters(const model::order_parameters& op);
   /// The seven order_parameters.* columns, or nullopt if any is not finite (not measured).

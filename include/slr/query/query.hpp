@@ -49,7 +49,7 @@ struct query_options {
   /// and every result column with a value, so that filtered output still says what it is.
   bool every_parameter = false;
   /// Default columns of the table: every result column with a value (--wide); otherwise only
-  /// the headline results (risk, test_risk and their errors, train_loss, bayes_risk).
+  /// the headline results (risk, test_risk and their errors, train_loss, bayes_risk, alpha_jump).
   bool wide = false;
 };
 

@@ -5,6 +5,7 @@ Method names and columns (grid::result_columns, dots -> underscores):
   bayes            risk (the Bayes risk)
   fixed-point      test_risk, order_parameters_*           (RS fixed point, docs/theory.md §4)
   state-evolution  test_risk                               (Bayes-optimal, docs/theory.md §5)
+  bayes-jump       alpha_jump, alpha_below/above, test_risk_below/above   (its jump in alpha)
   erm              test_risk, test_risk_stderr, order_parameters_*   (simulations)
 Where a regularisation grid (r_k, r_v) is present, finite-alpha curves show, at each alpha, the r
 with the smallest mean test risk (the paper tunes r by grid search).
@@ -329,6 +330,18 @@ def population(cols):
 
 # ---------------------------------------------------------------- Fig 3: test risk vs alpha
 
+def _bayes_jump(cols, mask):
+    """(alpha_jump, alpha_below, risk_below, alpha_above, risk_above) of the first located jump
+    (method bayes-jump, jump_found = 1) among the rows of `mask`, or None."""
+    rows = np.flatnonzero(mask & _mask_method(cols, "bayes-jump") & (_col(cols, "jump_found") == 1))
+    if rows.size == 0:
+        return None
+    i = rows[0]
+    values = tuple(float(_col(cols, name)[i]) for name in
+                   ("alpha_jump", "alpha_below", "test_risk_below", "alpha_above", "test_risk_above"))
+    return values if all(np.isfinite(values)) else None
+
+
 def finite_alpha(cols):
     fp, erm = _mask_method(cols, "fixed-point"), _mask_method(cols, "erm")
     se = _mask_method(cols, "state-evolution")
@@ -378,9 +391,22 @@ def finite_alpha(cols):
                 ax.axhline(limit[0][1], color=colour, ls=(0, (4, 3)), lw=1.4, zorder=2, label=f"{act}: α → ∞")
         not_ok += _hollow_not_ok(ax, cols, se & here, "alpha", "test_risk", "k")
         curve = _mean_by(_col(cols, "alpha")[se & here & ok], _col(cols, "test_risk")[se & here & ok])
+        jump = _bayes_jump(cols, here & ok)
         if curve:
-            ax.plot([c[0] for c in curve], [c[1] for c in curve], "k-", lw=2, zorder=1, label="Bayes-optimal")
-            alphas.extend(c[0] for c in curve)
+            x, y = [c[0] for c in curve], [c[1] for c in curve]
+            if jump is None:
+                ax.plot(x, y, "k-", lw=2, zorder=1, label="Bayes-optimal")
+            else:  # the curve broken at the located jump, the bracket's ends joining its two pieces
+                a_jump, a_lo, r_lo, a_hi, r_hi = jump
+                lo = [(a, r) for a, r in zip(x, y) if a < a_lo] + [(a_lo, r_lo)]
+                hi = [(a_hi, r_hi)] + [(a, r) for a, r in zip(x, y) if a > a_hi]
+                ax.plot(*zip(*lo), "k-", lw=2, zorder=1, label="Bayes-optimal")
+                ax.plot(*zip(*hi), "k-", lw=2, zorder=1)
+            alphas.extend(x)
+        if jump is not None:
+            a_jump, a_lo, r_lo, a_hi, r_hi = jump
+            ax.plot([a_jump, a_jump], [r_hi, r_lo], "k:", lw=1.2, zorder=1,
+                    label=f"Bayes jump at α = {a_jump:.4g} ∈ [{a_lo:.4g}, {a_hi:.4g}]")
         limit_source = (bayes & here, risk) if (bayes & here).any() else (pop & here, _col(cols, "bayes_risk"))
         limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
         if limit:

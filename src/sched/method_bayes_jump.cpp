@@ -1,0 +1,117 @@
+// Method "bayes-jump": the α at which the Bayes-optimal state evolution jumps (first-order
+// transition), bracketed by bisection to a relative tolerance (include/slr/theory/bayes_jump.hpp).
+// A point is (task, ν, L, Δ) with the search range as options; α and r are not grid parameters of
+// this method. The bracket's two ends, their risks, overlaps and free-entropy differences are
+// method columns, so the jump can be drawn on the state-evolution curve of the same job.
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "methods.hpp"
+#include "slr/theory/bayes_jump.hpp"
+
+namespace slr::sched::detail {
+namespace {
+using json = nlohmann::ordered_json;
+
+// Solves expected per search: the scan plus the bisection steps from one scan interval down to
+// the tolerance.
+double expected_evaluations(const grid::point& p) {
+  const double scan = option_number(p, "scan");
+  const double interval = std::log(option_number(p, "alpha-max") / option_number(p, "alpha-min")) / (scan - 1);
+  return scan + std::max(0.0, std::ceil(std::log2(interval / std::log1p(option_number(p, "jump-tol")))));
+}
+
+void set_side(grid::result_record& r, const char* suffix, const theory::bayes_jump_side& side) {
+  const auto& b = side.result.chosen;
+  const std::string s(suffix);
+  r.set_method_value("alpha_" + s, side.alpha);
+  r.set_method_value("test_risk_" + s, b.test_risk.value);
+  r.set_method_value("test_risk_stderr_" + s, b.test_risk.stderr);
+  r.set_method_value("q_kk_" + s, b.q(0, 0));
+  r.set_method_value("q_vv_" + s, b.q(1, 1));
+  r.set_method_value("free_entropy_gap_" + s, side.free_entropy_gap());
+}
+
+json side_json(const theory::bayes_jump_side& side) {
+  const auto& b = side.result.chosen;
+  return {{"alpha", side.alpha},
+          {"chosen", b.start},
+          {"status", std::string(theory::solve_status_name(side.result.status))},
+          {"test_risk", finite_or_null(b.test_risk.value)},
+          {"q_kk", finite_or_null(b.q(0, 0))},
+          {"q_vv", finite_or_null(b.q(1, 1))},
+          {"coexistence", side.result.coexistence},
+          {"free_entropy_gap", finite_or_null(side.free_entropy_gap())}};
+}
+} // namespace
+
+method_descriptor describe_bayes_jump() {
+  method_descriptor m;
+  m.name = "bayes-jump";
+  m.summary = "alpha of the jump of the Bayes-optimal state evolution, bracketed by bisection (free entropies of both branches)";
+  m.finite_alpha = false;
+  using vt = option_spec::value_type;
+  m.options = {
+      {"alpha-min", vt::real, "0.5", "lower end of the searched alpha range", {}, 1e-6, 1e6},
+      {"alpha-max", vt::real, "4", "upper end of the searched alpha range", {}, 1e-6, 1e6},
+      {"scan", vt::integer, "9", "log-spaced alpha values of the coarse scan", {}, 3, 1000},
+      {"jump-tol", vt::real, "0.001", "stop when alpha_above / alpha_below - 1 <= jump-tol", {}, 1e-9, 0.5},
+      samples_option("100000", 100),
+      {"tol", vt::real, "0.00001", "state evolution: stop when max |q_new - q| < tol", {}, 1e-14, 1},
+      {"max-iter", vt::integer, "1000", "state evolution: iteration cap", {}, 1, 1e7},
+      {"damping", vt::real, "1", "state evolution: damping eta on q-hat", {}, 1e-6, 1},
+      {"projection", vt::choice, "diagonal", "diagonal: project q-hat onto the manifold; full: 2x2",
+       {"diagonal", "full"}},
+      {"inner-samples", vt::integer, "256", "Monte Carlo samples of the student fields (max-SLR, finite nu)", {},
+       1, 1e6},
+      {"quadrature-nodes", vt::integer, "32", "Gauss-Hermite nodes (max-SLR, nu = inf)", {}, 4, 200},
+  };
+  m.validate = [](const grid::point& p) {
+    if (!(option_number(p, "alpha-min") < option_number(p, "alpha-max")))
+      throw std::invalid_argument("option 'alpha-min' must be below 'alpha-max'");
+  };
+  m.solve = [](const grid::point& p, const run_context& context) {
+    theory::bayes_jump_options o;
+    o.alpha_min = option_number(p, "alpha-min");
+    o.alpha_max = option_number(p, "alpha-max");
+    o.scan_points = static_cast<std::size_t>(option_number(p, "scan"));
+    o.relative_tolerance = option_number(p, "jump-tol");
+    o.solver.samples = static_cast<std::size_t>(option_number(p, "samples"));
+    o.solver.tolerance = option_number(p, "tol");
+    o.solver.max_iterations = static_cast<int>(option_number(p, "max-iter"));
+    o.solver.damping = option_number(p, "damping");
+    o.solver.diagonal = option_text(p, "projection") == "diagonal";
+    o.solver.inner_samples = static_cast<std::size_t>(option_number(p, "inner-samples"));
+    o.solver.quadrature_nodes = static_cast<std::size_t>(option_number(p, "quadrature-nodes"));
+    o.solver.wall_time_limit_s = context.wall_time_limit_s;
+    o.solver.threads = context.threads;
+    const auto jump = theory::locate_bayes_jump(p.problem, o, p.seed);
+
+    grid::result_record r;
+    r.status = to_grid_status(jump.status);
+    r.message = jump.message;
+    r.set_method_value("jump_found", jump.found ? 1.0 : 0.0);
+    r.set_method_value("alpha_jump", jump.alpha_jump);
+    set_side(r, "below", jump.below);
+    set_side(r, "above", jump.above);
+    r.set_method_value("jump_gap_risk", jump.gap_risk);
+    r.set_method_value("jump_gap_q", jump.gap_q);
+    r.set_method_value("evaluations", static_cast<double>(jump.evaluations));
+
+    json extra;
+    extra["below"] = side_json(jump.below);
+    extra["above"] = side_json(jump.above);
+    json scan = json::array();
+    for (const auto& side : jump.scan) scan.push_back(side_json(side));
+    extra["scan"] = scan;
+    r.extra_json = extra.dump();
+    return r;
+  };
+  m.cost_seconds = [](const grid::point& p) {
+    return expected_evaluations(p) * find_method("state-evolution").cost_seconds(p);
+  };
+  m.memory_bytes = [](const grid::point& p) { return find_method("state-evolution").memory_bytes(p); };
+  return m;
+}
+
+} // namespace slr::sched::detail
