@@ -21,13 +21,15 @@ std::string_view status_name(status s) noexcept {
   case status::diverged: return "diverged";
   case status::failed: return "failed";
   case status::timeout: return "timeout";
+  case status::other_branch: return "other_branch";
+  case status::unphysical: return "unphysical";
   }
   return "failed";
 }
 
 status parse_status(std::string_view name) {
   for (auto s : {status::ok, status::unbounded, status::not_converged, status::diverged, status::failed,
-                 status::timeout})
+                 status::timeout, status::other_branch, status::unphysical})
     if (status_name(s) == name) return s;
   throw std::invalid_argument("unknown status '" + std::string(name) + "'");
 }

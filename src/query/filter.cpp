@@ -216,7 +216,7 @@ table filter_status(const table& points, const std::vector<std::string>& statuse
       (void)grid::parse_status(s);
     } catch (const std::invalid_argument&) {
       throw std::invalid_argument("--status: unknown status '" + s +
-                                  "' (expected ok, unbounded, not_converged, diverged, failed or timeout)");
+                                  "' (expected ok, unbounded, not_converged, diverged, failed, timeout, other_branch or unphysical)");
     }
   }
   const auto& status = points.at("status", "--status");

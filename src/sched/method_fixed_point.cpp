@@ -99,6 +99,15 @@ method_descriptor describe_fixed_point() {
     grid::result_record r;
     r.status = to_grid_status(fp.status);
     r.message = fp.message;
+    if (fp.status == theory::solve_status::ok) {
+      // A converged state that fails a physical check keeps its numbers but not the status ok.
+      const auto check = theory::check_fixed_point(fp, p.problem);
+      if (check.verdict != theory::fixed_point_verdict::consistent) {
+        r.status = check.verdict == theory::fixed_point_verdict::other_branch ? grid::status::other_branch
+                                                                             : grid::status::unphysical;
+        r.message = check.message;
+      }
+    }
     r.set("test_risk", fp.test_risk.value);
     r.set("test_risk_stderr", fp.test_risk.stderr);
     r.set("risk", fp.test_risk.value);

@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <span>
 #include <stdexcept>
 
@@ -40,6 +41,41 @@ solve_status worse(solve_status a, solve_status b) noexcept {
     return 4;
   };
   return rank(a) >= rank(b) ? a : b;
+}
+
+fixed_point_check check_fixed_point(const fixed_point_result& result, const model::problem& problem, double margin) {
+  fixed_point_check check;
+  const auto number = [](double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g", x);
+    return std::string(buffer);
+  };
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig(0.5 * (result.state.V + result.state.V.transpose()),
+                                                          Eigen::EigenvaluesOnly);
+  const double trivial = 0.5 * (1 + problem.delta * problem.delta);
+  if (!(eig.eigenvalues().minCoeff() > 0)) {
+    check.verdict = fixed_point_verdict::unphysical;
+    check.message = "V is not positive definite (smallest eigenvalue " + number(eig.eigenvalues().minCoeff()) + ")";
+    return check;
+  }
+  if (result.train_loss_regularised > trivial) {
+    check.verdict = fixed_point_verdict::unphysical;
+    check.message = "regularised training objective " + number(result.train_loss_regularised) +
+                    " per sample is above the zero predictor's " + number(trivial) +
+                    ": this state cannot be the ERM minimum";
+    return check;
+  }
+  const auto op = result.order_parameters();
+  const bool mirror = problem.activation.kind == model::activation_kind::linear && op.m_kk < 0 && op.m_vv < 0;
+  if (!mirror && (op.m_kk < -margin || op.m_vv < -margin)) {
+    check.verdict = fixed_point_verdict::other_branch;
+    check.message = std::string("converged to a state anti-aligned with the teacher (") +
+                    (op.m_kk < -margin ? "m_kk* = " + number(op.m_kk) : "m_vv* = " + number(op.m_vv)) +
+                    " < 0; test risk " + number(result.test_risk.value) + ", training loss " +
+                    number(result.train_loss.value) +
+                    "): not the informed branch that ERM follows (docs/theory.md §6)";
+  }
+  return check;
 }
 
 fixed_point_state fixed_point_state::informed() { return {}; }

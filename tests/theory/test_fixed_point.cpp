@@ -259,6 +259,51 @@ TEST(FixedPoint, IllBehavedCaseEndsWithAStatus) {
   EXPECT_LE(result.iterations, 60);
 }
 
+// The physical checks of a converged state (docs/theory.md §6). Linear attention at α = 4, r = 0.1
+// converges from either start to a key anti-aligned with the teacher (m_kk* < 0, test risk ≈ 10–15)
+// while informed ERM sits at m_kk* ≈ +0.33 (docs/theory.md §7.3): other_branch. The reference
+// cases at r = 1 pass. Hand-made states exercise the unphysical rules and the linear mirror.
+TEST(FixedPoint, PhysicalChecksFlagTheAntiAlignedLinearState) {
+  auto p = default_problem();
+  p.activation.kind = model::activation_kind::linear;
+  theory::fixed_point_options o;
+  o.samples = 4000;
+  o.repeats = 1;
+  o.test_samples = 20000;
+  for (bool informed : {true, false}) {
+    if (!informed) o.initial_state = theory::fixed_point_state::uninformed();
+    const auto result = theory::fixed_point_solver(p, 4.0, 0.1, 0.1, o).solve(1);
+    ASSERT_EQ(result.status, theory::solve_status::ok) << result.message;
+    const auto check = theory::check_fixed_point(result, p);
+    EXPECT_EQ(check.verdict, theory::fixed_point_verdict::other_branch) << (informed ? "informed" : "uninformed");
+    EXPECT_LT(result.order_parameters().m_kk, -0.02);
+    EXPECT_GT(result.test_risk.value, 3.0); // far worse than the zero predictor (1), unlike ERM (≈ 2)
+    EXPECT_LT(result.train_loss_regularised, 0.5);
+    EXPECT_NE(check.message.find("anti-aligned"), std::string::npos) << check.message;
+    std::printf("[physical check] linear alpha=4 r=0.1 %s start: %s\n", informed ? "informed" : "uninformed",
+                check.message.c_str());
+  }
+  // Softmax at r = 1 (a reference case): consistent.
+  theory::fixed_point_options s;
+  s.samples = 4000;
+  s.repeats = 1;
+  s.test_samples = 0;
+  const auto good = theory::fixed_point_solver(default_problem(), 4.0, 1.0, 1.0, s).solve(1);
+  ASSERT_EQ(good.status, theory::solve_status::ok);
+  EXPECT_EQ(theory::check_fixed_point(good, default_problem()).verdict, theory::fixed_point_verdict::consistent);
+
+  theory::fixed_point_result made = good;
+  made.state.V(1, 1) = -0.1;
+  EXPECT_EQ(theory::check_fixed_point(made, default_problem()).verdict, theory::fixed_point_verdict::unphysical);
+  made = good;
+  made.train_loss_regularised = 0.51; // above ½(1 + Δ²) = 0.5 at Δ = 0
+  EXPECT_EQ(theory::check_fixed_point(made, default_problem()).verdict, theory::fixed_point_verdict::unphysical);
+  made = good;
+  made.state.M = -made.state.M; // both overlaps negative: the mirror of linear attention, not of softmax
+  EXPECT_EQ(theory::check_fixed_point(made, default_problem()).verdict, theory::fixed_point_verdict::other_branch);
+  EXPECT_EQ(theory::check_fixed_point(made, p).verdict, theory::fixed_point_verdict::consistent);
+}
+
 TEST(FixedPoint, DeterministicForAnyThreadCount) {
   const auto p = default_problem();
   theory::fixed_point_options o;

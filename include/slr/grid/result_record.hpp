@@ -34,7 +34,9 @@ inline constexpr std::array<std::string_view, 40> result_columns = {
 
 /// ok: converged/finished; unbounded: an optimum ran to its cap; not_converged, diverged:
 /// iterative solvers; failed: an exception (message set); timeout: the wall-time cap hit.
-enum class status { ok, unbounded, not_converged, diverged, failed, timeout };
+/// other_branch, unphysical: a converged theory state that fails a physical check (the message
+/// says which): not the informed branch, or impossible as the minimum it stands for.
+enum class status { ok, unbounded, not_converged, diverged, failed, timeout, other_branch, unphysical };
 [[nodiscard]] std::string_view status_name(status s) noexcept;
 /// Throws std::invalid_argument for an unknown name.
 [[nodiscard]] status parse_status(std::string_view name);

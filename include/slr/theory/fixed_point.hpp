@@ -137,6 +137,20 @@ struct fixed_point_result {
   [[nodiscard]] model::order_parameters order_parameters() const { return state.order_parameters(); }
 };
 
+/// Physical checks of a converged fixed point (docs/theory.md §6).
+/// unphysical: V not positive definite, or a regularised training objective above the zero
+/// predictor's ½(1 + Δ²) — then it cannot be the ERM minimum it stands for.
+/// other_branch: a teacher overlap m_kk* or m_vv* below −margin, i.e. a key or value anti-aligned
+/// with the teacher, which no informed ERM run shows (for linear attention only one of them:
+/// (k, v) → (−k, −v) leaves the predictor unchanged, so both negative is the mirrored state).
+enum class fixed_point_verdict { consistent, other_branch, unphysical };
+struct fixed_point_check {
+  fixed_point_verdict verdict = fixed_point_verdict::consistent;
+  std::string message; ///< empty when consistent; otherwise the numbers and what they mean
+};
+[[nodiscard]] fixed_point_check check_fixed_point(const fixed_point_result& result, const model::problem& problem,
+                                                  double margin = 0.02);
+
 class fixed_point_solver {
 public:
   /// Throws std::invalid_argument for α ≤ 0, r < 0 or non-finite, bad options or problem.
