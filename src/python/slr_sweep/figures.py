@@ -516,8 +516,14 @@ def order_parameters(cols):
                 theory_rows = fp & this & _equal_mask(alpha, _unique(alpha[source & this])[0])
                 if theory_rows.any():
                     theory = np.array([_nanmean(values[n][theory_rows]) for n in ORDER_PARAMETERS])
-                    line, = ax.plot(shift, theory, "_", ms=14, mew=2, color=colour)
-                    remember(line, f"{act}: fixed point")
+                    bad = sorted(set(np.asarray(cols["status"])[theory_rows].astype(str)) - {"ok"}) \
+                        if "status" in cols else []
+                    if bad:  # a fixed point that is not ok: a thin dotted tick, its status in the legend
+                        line, = ax.plot(shift, theory, "_", ms=14, mew=0.8, color=colour, alpha=0.6)
+                        remember(line, f"{act}: fixed point, status {', '.join(bad)} (not ok)")
+                    else:
+                        line, = ax.plot(shift, theory, "_", ms=14, mew=2, color=colour)
+                        remember(line, f"{act}: fixed point")
             ax.axhline(0, color="0.6", lw=0.8)
             ax.set_ylabel("value after training")
             ax.set_xticks(positions)
