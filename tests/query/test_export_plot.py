@@ -48,6 +48,11 @@ with tempfile.TemporaryDirectory() as tmp:
     cols = slr_sweep.load(archive, as_dict=True)
     check(len(cols["point_id"]) == total, f"load: {len(cols['point_id'])} rows, expected {total}")
     check(set(cols["method"]) == {"population", "bayes", "fixed-point", "state-evolution", "erm"}, "load: methods")
+    # Method options as typed columns of their own (text as str, numbers as float64, absent = NaN / "").
+    at = [a for a, m in zip(cols["at"], cols["method"]) if m == "population" and a]
+    check(at and all(isinstance(a, str) and a.startswith("m_kk=") for a in at), "option 'at' as a str column")
+    d = cols["D"][cols["method"] == "erm"]
+    check(d.dtype == np.float64 and np.all(d == 200), f"option D of the ERM rows: {d}")
     table = slr_sweep.load(archive)  # DataFrame when pandas is installed
     check(len(table["point_id"]) == total, "load (default container)")
     try:

@@ -4,7 +4,9 @@ The archive's ``/points`` table is a 1-D compound dataset, one row per finished 
 are the grid parameters (method, task, nu, L, L_pmf, delta, activation, erf_offset, alpha, r_k,
 r_v, options, repeat, seed, point_id), status/message, and the result columns of
 ``grid::result_columns`` with dots replaced by underscores (risk, test_risk,
-order_parameters_m_kk, ...). NaN means "not produced by this method".
+order_parameters_m_kk, ...), followed by columns that only one method produces (e.g. alpha_jump).
+NaN means "not produced by this method". The readers below also give every method option of the
+``options`` text as a typed column of its own (``samples``, ``max-iter``, ``D``, ``init``, ...).
 """
 import numpy as np
 
@@ -68,7 +70,33 @@ def load_columns(path, point_ids=None):
     if point_ids is not None:
         keep = np.isin(columns["point_id"], np.fromiter((int(i) for i in point_ids), dtype=np.uint64))
         columns = {k: v[keep] for k, v in columns.items()}
-    return columns
+    return _expand_options(columns)
+
+
+def _expand_options(columns):
+    """Every method option of the ``options`` text column ("key=value;...") as a column of its own,
+    named as the option (``samples``, ``max-iter``, ``D``, ...): float64 where every value given is a
+    number (NaN in rows without the option), else str ("" in rows without it). Where a result
+    column has the option's name (ERM's ``D``: the dimension asked for and the one simulated), its
+    NaN entries are filled from the option."""
+    if "options" not in columns:
+        return columns
+    parsed = [parse_options(text) for text in columns["options"]]
+    keys = []
+    for options in parsed:
+        keys += [k for k in options if k not in keys]
+    out = dict(columns)
+    for key in keys:
+        values = [options.get(key) for options in parsed]
+        try:
+            typed = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+        except ValueError:
+            typed = np.array(["" if v is None else v for v in values], dtype=object)
+        if key not in out:
+            out[key] = typed
+        elif out[key].dtype.kind == "f" and typed.dtype.kind == "f":
+            out[key] = np.where(np.isnan(out[key]), typed, out[key])
+    return out
 
 
 def load(path, point_ids=None, as_dict=False):
