@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <unordered_set>
 
 #include "archive_model.hpp"
@@ -98,10 +97,10 @@ writer::~writer() {
   }
 }
 
-writer writer::create(const std::filesystem::path& path, const job::job_spec& job, if_exists policy,
+writer writer::create(const std::filesystem::path& path, const journal_job& job, if_exists policy,
                       writer_options options) {
   const auto journal_file = journal_path(path);
-  const std::string fingerprint = job::fingerprint(job);
+  const std::string& fingerprint = job.fingerprint;
   std::string existing;
   if (std::filesystem::exists(journal_file)) {
     const auto contents = read_journal(journal_file);
@@ -123,9 +122,9 @@ writer writer::create(const std::filesystem::path& path, const job::job_spec& jo
                                  path.string() + "`");
     return open(path, options);
   }
-  auto journal = journal_writer::create(journal_file, {job.text, fingerprint, job.source_name, job.name});
+  auto journal = journal_writer::create(journal_file, job);
   auto s = std::make_unique<state>(path, options, std::move(journal));
-  s->model.apply(journal_job{job.text, fingerprint, job.source_name, job.name});
+  s->model.apply(journal_job{job});
   s->rebuild();
   return writer(std::move(s));
 }
@@ -210,12 +209,9 @@ journal_job read_stored_job(const std::filesystem::path& path) {
   return {a.job_text, a.job_fingerprint, "", a.job_name};
 }
 
+const std::filesystem::path& writer::path() const noexcept { return state_->path; }
 const std::string& writer::job_text() const noexcept { return state_->model.job().text; }
 const std::string& writer::job_fingerprint() const noexcept { return state_->model.job().fingerprint; }
-
-job::job_spec writer::job() const {
-  return job::parse_job(state_->model.job().text, state_->path.string() + ":job_text");
-}
 
 const std::unordered_map<std::uint64_t, grid::status>& writer::done() const noexcept { return state_->done; }
 
@@ -244,25 +240,22 @@ std::uint32_t writer::begin_run(const run_start& start) {
   return index;
 }
 
-void writer::record(const job::sweep_point& point, const grid::result_record& record) {
-  const finished_point one{&point, &record};
-  record_batch(std::span<const finished_point>(&one, 1));
-}
+void writer::record(const point_row& row) { record_batch(std::span<const point_row>(&row, 1)); }
 
-void writer::record_batch(std::span<const finished_point> points) {
+void writer::record_batch(std::span<const point_row> finished) {
   auto& s = *state_;
   if (!s.current_run) throw archive_error("record: no run has begun (call begin_run first)");
-  if (points.empty()) return;
+  if (finished.empty()) return;
   std::vector<point_row> rows;
-  rows.reserve(points.size());
-  for (const auto& f : points) {
-    rows.push_back(make_point_row(*f.point, *f.record));
+  rows.reserve(finished.size());
+  for (const auto& f : finished) {
+    rows.push_back(f);
     rows.back().run_index = *s.current_run;
     s.journal.append(rows.back());
   }
   s.journal.sync(); // the acknowledgement: durable from here on
   for (auto& row : rows) s.apply(std::move(row));
-  s.points_since_rebuild += points.size();
+  s.points_since_rebuild += finished.size();
   s.dirty = true;
   s.maybe_rebuild();
 }
@@ -278,15 +271,9 @@ void writer::end_run(const std::string& exit_reason) {
   s.rebuild();
 }
 
-void writer::extend_job(const job::job_spec& extended) {
+void writer::extend_job(const journal_job& extended) {
   auto& s = *state_;
-  // Both jobs passed the caller's point limit already.
-  constexpr auto no_limit = std::numeric_limits<std::uint64_t>::max();
-  const auto original_units = job::expand(job(), no_limit);
-  const auto extended_units = job::expand(extended, no_limit);
-  const auto check = job::check_extension(original_units, extended_units);
-  if (!check.accepted) throw archive_error("cannot extend " + s.path.string() + ": " + check.reason);
-  journal_job j{extended.text, job::fingerprint(extended_units), extended.source_name, extended.name};
+  journal_job j = extended;
   s.journal.append(j);
   s.journal.sync();
   s.apply(std::move(j));

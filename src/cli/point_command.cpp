@@ -11,7 +11,7 @@
 
 #include "slr/cli/json_output.hpp"
 #include "slr/model/number_text.hpp"
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 
 namespace slr::cli {
 namespace {
@@ -52,7 +52,7 @@ std::function<int()> add_point_command(CLI::App& app) {
   auto args = std::make_shared<point_arguments>();
   auto* cmd = app.add_subcommand("point", "Evaluate one parameter point and print one JSON object on stdout");
   std::string methods;
-  for (const auto& m : sched::all_methods()) methods += "\n  " + m.name + ": " + m.summary;
+  for (const auto& m : methods::all_methods()) methods += "\n  " + m.name + ": " + m.summary;
   cmd->add_option("--method", args->method, "Method:" + methods)->capture_default_str();
   cmd->add_option("--task", args->task, "Task: spiked or max")->capture_default_str();
   cmd->add_option("--nu", args->nu, "Signal strength nu >= 0, or inf (max task only)")->capture_default_str();
@@ -81,11 +81,11 @@ std::function<int()> add_point_command(CLI::App& app) {
 
   // Method options: the union over the registry, each flag registered once.
   std::set<std::string> registered;
-  for (const auto& method : sched::all_methods()) {
+  for (const auto& method : methods::all_methods()) {
     for (const auto& spec : method.options) {
       if (!registered.insert(spec.name).second) continue;
       std::string help = spec.help + " [" + method.name;
-      for (const auto& other : sched::all_methods())
+      for (const auto& other : methods::all_methods())
         if (other.name != method.name)
           for (const auto& s : other.options)
             if (s.name == spec.name) help += ", " + other.name;
@@ -99,7 +99,7 @@ std::function<int()> add_point_command(CLI::App& app) {
     if (!*cmd) return -1;
     grid::point point;
     point.method = args->method;
-    const auto& method = sched::find_method(point.method);
+    const auto& method = methods::find_method(point.method);
     for (const auto& [key, value] : args->options) {
       bool used = false;
       for (const auto& spec : method.options) used = used || spec.name == key;
@@ -134,7 +134,7 @@ std::function<int()> add_point_command(CLI::App& app) {
     point.seed = args->seed;
     point.options = args->options;
     try {
-      sched::complete_point(point);
+      methods::complete_point(point);
     } catch (const std::invalid_argument& e) {
       const std::string what = e.what();
       // "option 'x': reason" → "--x: reason", so the message names the flag the user typed.
@@ -144,7 +144,7 @@ std::function<int()> add_point_command(CLI::App& app) {
       }
       throw;
     }
-    const auto record = sched::solve_point(point, {args->threads});
+    const auto record = methods::solve_point(point, {args->threads});
     std::cout << to_json(point, record) << std::endl;
     return record.status == grid::status::failed ? 1 : 0;
   };

@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "slr/model/random.hpp"
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 
 namespace slr::job {
 
@@ -136,7 +136,7 @@ std::vector<std::pair<grid::point, std::uint32_t>> entry_points(const job_spec& 
       p.r_v = s.r_v;
       for (std::size_t k = 0; k < option_axes.size(); ++k)
         p.options[option_axes[k].first] = (*option_axes[k].second)[index[dims.size() + k]];
-      sched::complete_point(p);
+      methods::complete_point(p);
     } catch (const job_error&) {
       throw;
     } catch (const std::invalid_argument& e) {

@@ -11,7 +11,7 @@
 #include <toml++/toml.h>
 
 #include "slr/grid/point.hpp"
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 
 namespace slr::job {
 
@@ -354,7 +354,7 @@ private:
 
   // Merges the top-level grid with a method's overrides, fills defaults and checks zips.
   grid_axes merge(const grid_table& top, const grid_table* own, const std::string& entry,
-                  const sched::method_descriptor& method) const {
+                  const methods::method_descriptor& method) const {
     grid_axes axes = top.axes;
     std::set<std::string> given = top.given;
     const toml::node* zip_node = top.zip_node;
@@ -419,8 +419,8 @@ private:
   }
 
   // ---- methods ------------------------------------------------------------------------------
-  std::string option_value_text(const sched::option_spec& spec, const toml::node& node, const std::string& field) const {
-    using vt = sched::option_spec::value_type;
+  std::string option_value_text(const methods::option_spec& spec, const toml::node& node, const std::string& field) const {
+    using vt = methods::option_spec::value_type;
     std::string text;
     if (spec.type == vt::integer || spec.type == vt::real) {
       if (node.is_integer()) text = std::to_string(node.as_integer()->get());
@@ -432,7 +432,7 @@ private:
       text = node.as_string()->get();
     }
     try {
-      return sched::canonical_option(spec, text);
+      return methods::canonical_option(spec, text);
     } catch (const std::invalid_argument& e) {
       std::string reason = e.what();
       const std::string prefix = "option '" + spec.name + "': ";
@@ -441,16 +441,16 @@ private:
     }
   }
 
-  std::vector<std::string> option_values(const sched::option_spec& spec, const toml::node& node,
+  std::vector<std::string> option_values(const methods::option_spec& spec, const toml::node& node,
                                          const std::string& field) const {
     std::vector<std::string> values;
-    using vt = sched::option_spec::value_type;
+    using vt = methods::option_spec::value_type;
     if (const auto* table = node.as_table()) {
       if (spec.type != vt::integer && spec.type != vt::real)
         fail(field, "a linspace/logspace generator needs a numeric option", &node);
       for (double v : generator(*table, field)) {
         try {
-          values.push_back(sched::canonical_option(spec, grid::format_number(v)));
+          values.push_back(methods::canonical_option(spec, grid::format_number(v)));
         } catch (const std::invalid_argument& e) {
           fail(field, std::string("generated value: ") + e.what(), &node);
         }
@@ -472,9 +472,9 @@ private:
     if (name == nullptr) fail(entry + ".name", "missing (every [[method]] names a registry method)", &table);
     if (!name->is_string()) fail(entry + ".name", "expected a string, got " + type_name(*name), name);
     result.name = name->as_string()->get();
-    const sched::method_descriptor* method = nullptr;
+    const methods::method_descriptor* method = nullptr;
     try {
-      method = &sched::find_method(result.name);
+      method = &methods::find_method(result.name);
     } catch (const std::invalid_argument& e) {
       fail(entry + ".name", e.what(), name);
     }
@@ -498,7 +498,7 @@ private:
           fail(field, "continuation along alpha needs a finite-alpha method; " + result.name + " is population-level",
                &node);
       } else {
-        const sched::option_spec* spec = nullptr;
+        const methods::option_spec* spec = nullptr;
         for (const auto& s : method->options)
           if (s.name == k) spec = &s;
         if (spec == nullptr) {

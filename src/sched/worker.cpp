@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "protocol.hpp"
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 #include "slr/sched/stop_signals.hpp"
 
 namespace slr::sched {
@@ -49,7 +49,7 @@ bool warm_start_usable(const grid::result_record& record) {
 }
 
 void solver_loop(std::shared_ptr<worker_shared> shared, unsigned generation, const std::vector<grid::work_unit>* units,
-                 run_context context) {
+                 methods::run_context context) {
   std::unique_lock lock(shared->mutex);
   for (;;) {
     shared->solver_wakeup.wait(lock, [&] {
@@ -67,9 +67,9 @@ void solver_loop(std::shared_ptr<worker_shared> shared, unsigned generation, con
       shared->current_position = position;
       shared->started = clock::now();
       lock.unlock();
-      run_context point_context = context;
+      methods::run_context point_context = context;
       point_context.warm_start = position > 0 && warm_start_usable(previous) ? &previous : nullptr;
-      auto record = solve_point(points[position], point_context);
+      auto record = methods::solve_point(points[position], point_context);
       lock.lock();
       if (shared->generation != generation) {
         // Abandoned by the watchdog (or at stop): its results were already reported as
@@ -107,7 +107,7 @@ bool solver_threads_abandoned() noexcept { return abandoned_any.load(); }
 int run_worker(const boost::mpi::communicator& comm, const std::vector<grid::work_unit>& units,
                const sweep_options& options) {
   auto shared = std::make_shared<worker_shared>();
-  const run_context context{options.threads_per_worker, options.point_timeout_s, nullptr};
+  const methods::run_context context{options.threads_per_worker, options.point_timeout_s, nullptr};
   const double hard_cap = hard_cap_seconds(options.point_timeout_s);
   std::thread solver(solver_loop, shared, 0U, &units, context);
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,7 +19,7 @@
 #include "slr/archive/recover.hpp"
 #include "slr/archive/writer.hpp"
 #include "slr/grid/result_record.hpp"
-#include "slr/job/expansion.hpp"
+#include "slr/model/random.hpp"
 
 namespace slr::archive {
 namespace {
@@ -36,6 +38,32 @@ name = "bayes"
 samples = 1000
 )"; // 20 points
 
+// A point of that job as the archive sees it: identity, repeat, seed and the varied parameters.
+struct test_point {
+  std::uint64_t id = 0;
+  std::uint32_t repeat = 0;
+  std::uint64_t seed = 0;
+  std::string task;
+  double nu = 0;
+};
+
+// The 20 points of job_text (the archive stores rows and the job text, and never expands a job).
+std::vector<test_point> job_points() {
+  std::vector<test_point> points;
+  for (const char* task : {"spiked", "max"})
+    for (const double nu : {1.0, 2.0, 3.0, 4.0, 5.0})
+      for (std::uint32_t repeat = 0; repeat < 2; ++repeat) {
+        test_point p;
+        p.task = task;
+        p.nu = nu;
+        p.repeat = repeat;
+        p.id = model::stable_hash("bayes;" + p.task + ";nu=" + std::to_string(nu) + ";repeat=" + std::to_string(repeat));
+        p.seed = model::derive_seed(99, p.id);
+        points.push_back(p);
+      }
+  return points;
+}
+
 class ArchiveTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -44,16 +72,15 @@ protected:
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    job_ = job::parse_job(job_text, "archive-test.toml");
-    units_ = job::expand(job_);
+    points_ = job_points();
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   // A deterministic synthetic result per point (the archive does not care where numbers come from).
-  static grid::result_record result_for(const job::sweep_point& p) {
+  static grid::result_record result_for(const test_point& p) {
     grid::result_record r;
     r.set("risk", static_cast<double>(p.id % 1000) / 1000.0);
-    r.set("order_parameters.m_kk", p.point.problem.task.nu());
+    r.set("order_parameters.m_kk", p.nu);
     r.set("iterations", p.repeat);
     if (p.id % 7 == 0) {
       r.status = grid::status::failed;
@@ -63,18 +90,42 @@ protected:
     return r;
   }
 
+  // The row of a finished point, as a sweep makes it (values = all grid::result_columns).
+  static point_row row_of(const test_point& p, const grid::result_record& r) {
+    point_row row;
+    row.point_id = p.id;
+    row.repeat = p.repeat;
+    row.seed = p.seed;
+    row.method = "bayes";
+    row.task = p.task;
+    row.nu = p.nu;
+    row.L = 3;
+    row.L_pmf = "3";
+    row.activation = "softmax";
+    row.erf_offset = row.alpha = row.r_k = row.r_v = std::nan("");
+    row.options = "samples=1000";
+    row.status = std::string(grid::status_name(r.status));
+    row.message = r.message;
+    row.extra_json = r.extra_json;
+    row.completed_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const auto& column : grid::result_columns) row.value_names.push_back(archive_column_name(column));
+    row.values.assign(r.values.begin(), r.values.end());
+    return row;
+  }
+  static point_row row_of(const test_point& p) { return row_of(p, result_for(p)); }
+
   // The first point of the first `count` units (all by default), one record each, then the run's end.
   void write_complete(const fs::path& path, std::size_t count = SIZE_MAX) const {
     auto w = writer::create(path, job_);
     w.begin_run({1, "", ""});
-    for (std::size_t i = 0; i < std::min(count, units_.size()); ++i)
-      w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    for (std::size_t i = 0; i < std::min(count, points_.size()); ++i)
+      w.record(row_of(points_[i]));
     w.end_run("complete");
   }
 
   fs::path dir_;
-  job::job_spec job_;
-  std::vector<job::sweep_unit> units_;
+  const journal_job job_{job_text, "5f0c1e2d3a4b6978", "archive-test.toml", "archive-test"};
+  std::vector<test_point> points_;
 };
 
 TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
@@ -82,10 +133,8 @@ TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
   {
     auto w = writer::create(path, job_);
     w.begin_run({2, "testhost", "slr-sweep run archive-test.toml"});
-    std::vector<grid::result_record> records;
-    std::vector<finished_point> batch;
-    for (const auto& u : units_) records.push_back(result_for(u.points[0]));
-    for (std::size_t i = 0; i < units_.size(); ++i) batch.push_back({&units_[i].points[0], &records[i]});
+    std::vector<point_row> batch;
+    for (const auto& p : points_) batch.push_back(row_of(p));
     w.record_batch(batch);
     w.end_run("complete");
   }
@@ -93,7 +142,7 @@ TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
   const auto& a = r.attributes();
   EXPECT_EQ(a.schema_version, 1);
   EXPECT_EQ(a.job_text, job_text);
-  EXPECT_EQ(a.job_fingerprint, job::fingerprint(units_));
+  EXPECT_EQ(a.job_fingerprint, job_.fingerprint);
   EXPECT_EQ(a.job_name, "archive-test");
   EXPECT_FALSE(a.git_revision.empty());
   EXPECT_TRUE(a.library_versions.contains("hdf5"));
@@ -101,17 +150,17 @@ TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
   const auto rows = r.points();
   ASSERT_EQ(rows.size(), 20u);
   EXPECT_EQ(r.point_count(), 20u);
-  std::map<std::uint64_t, const job::sweep_point*> by_id;
-  for (const auto& u : units_) by_id[u.points[0].id] = &u.points[0];
+  std::map<std::uint64_t, const test_point*> by_id;
+  for (const auto& p : points_) by_id[p.id] = &p;
   for (const auto& row : rows) {
     ASSERT_TRUE(by_id.contains(row.point_id));
     const auto& p = *by_id[row.point_id];
     const auto expected = result_for(p);
-    EXPECT_EQ(row.seed, p.point.seed);
+    EXPECT_EQ(row.seed, p.seed);
     EXPECT_EQ(row.repeat, p.repeat);
     EXPECT_EQ(row.method, "bayes");
-    EXPECT_EQ(row.task, p.point.problem.task.name());
-    EXPECT_EQ(row.nu, p.point.problem.task.nu());
+    EXPECT_EQ(row.task, p.task);
+    EXPECT_EQ(row.nu, p.nu);
     EXPECT_EQ(row.L, 3);
     EXPECT_EQ(row.L_pmf, "3");
     EXPECT_EQ(row.activation, "softmax");
@@ -128,6 +177,7 @@ TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
       else EXPECT_EQ(row.values[c], want) << row.value_names[c];
     }
   }
+  EXPECT_GT(std::count_if(rows.begin(), rows.end(), [](const point_row& row) { return row.status == "failed"; }), 0);
   // Table order is deterministic: sorted by task, then nu, then repeat.
   EXPECT_EQ(rows.front().task, "max");
   EXPECT_EQ(rows.front().nu, 1.0);
@@ -151,34 +201,35 @@ TEST_F(ArchiveTest, ResumeKnowsWhatIsDoneAndWhatFailed) {
   {
     auto w = writer::create(path, job_);
     w.begin_run({1, "", ""});
-    for (std::size_t i = 0; i < 12; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    for (std::size_t i = 0; i < 12; ++i) w.record(row_of(points_[i]));
     // no end_run: the process "dies" here (the destructor only refreshes the snapshot)
   }
   auto w = writer::open(path);
   EXPECT_EQ(w.job_text(), job_text);
-  EXPECT_EQ(w.job().name, "archive-test");
+  EXPECT_EQ(w.job_fingerprint(), job_.fingerprint);
+  EXPECT_EQ(read_stored_job(path).name, "archive-test");
   EXPECT_EQ(w.done().size(), 12u);
   std::size_t to_run = 0, to_retry = 0;
-  for (const auto& u : units_) {
-    to_run += w.needs_run(u.points[0].id, false) ? 1 : 0;
-    to_retry += w.needs_run(u.points[0].id, true) ? 1 : 0;
+  for (const auto& p : points_) {
+    to_run += w.needs_run(p.id, false) ? 1 : 0;
+    to_retry += w.needs_run(p.id, true) ? 1 : 0;
   }
   std::size_t failed = 0;
-  for (std::size_t i = 0; i < 12; ++i) failed += result_for(units_[i].points[0]).status == grid::status::failed;
+  for (std::size_t i = 0; i < 12; ++i) failed += result_for(points_[i]).status == grid::status::failed;
   EXPECT_EQ(to_run, 8u);
   EXPECT_EQ(to_retry, 8u + failed);
   w.begin_run({3, "", "resume"});
-  for (std::size_t i = 12; i < units_.size(); ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+  for (std::size_t i = 12; i < points_.size(); ++i) w.record(row_of(points_[i]));
   // A retried point replaces its earlier row.
   grid::result_record fixed;
   fixed.set("risk", 0.5);
-  w.record(units_[0].points[0], fixed);
+  w.record(row_of(points_[0], fixed));
   w.end_run("complete");
   reader r(path);
   const auto rows = r.points();
   EXPECT_EQ(rows.size(), 20u);
   for (const auto& row : rows)
-    if (row.point_id == units_[0].points[0].id) {
+    if (row.point_id == points_[0].id) {
       EXPECT_EQ(row.status, "ok");
       EXPECT_EQ(row.run_index, 1u);
     }
@@ -196,13 +247,14 @@ TEST_F(ArchiveTest, RefusesToOverwriteADifferentJobAndLeavesItUntouched) {
   {
     auto w = writer::create(path, job_);
     w.begin_run({1, "", ""});
-    w.record(units_[0].points[0], result_for(units_[0].points[0]));
+    w.record(row_of(points_[0]));
     w.end_run("complete");
   }
   const auto journal = journal_path(path);
   const auto h5_size = fs::file_size(path), journal_size = fs::file_size(journal);
   const auto h5_time = fs::last_write_time(path), journal_time = fs::last_write_time(journal);
-  const auto other = job::parse_job("name = \"other\"\nseed = 1\n[[method]]\nname = \"bayes\"\n", "other.toml");
+  const journal_job other{"name = \"other\"\nseed = 1\n[[method]]\nname = \"bayes\"\n", "0123456789abcdef", "other.toml",
+                          "other"};
   EXPECT_THROW((void)writer::create(path, other, writer::if_exists::reuse_same_job), archive_exists_error);
   EXPECT_THROW((void)writer::create(path, job_, writer::if_exists::fail), archive_exists_error);
   EXPECT_EQ(fs::file_size(path), h5_size);
@@ -226,7 +278,7 @@ TEST_F(ArchiveTest, OneWriterAtATimeAndReadersWhileWriting) {
   EXPECT_NE(journal_lock_holder(journal_path(path)), 0);
   w.begin_run({1, "", ""});
   for (std::size_t i = 0; i < 5; ++i) {
-    w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    w.record(row_of(points_[i]));
     // rebuild_every_points = 1: the snapshot follows every record and is always readable.
     reader r(path);
     EXPECT_EQ(r.point_count(), i + 1);
@@ -238,7 +290,7 @@ TEST_F(ArchiveTest, SnapshotLagIsReportedByFreshness) {
   const auto path = dir_ / "lag.h5";
   auto w = writer::create(path, job_, writer::if_exists::fail, {1000, 1e9, 0});
   w.begin_run({1, "", ""});
-  for (std::size_t i = 0; i < 4; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+  for (std::size_t i = 0; i < 4; ++i) w.record(row_of(points_[i]));
   reader r(path);
   EXPECT_EQ(r.point_count(), 0u);
   const auto f = r.check_freshness();
@@ -248,18 +300,25 @@ TEST_F(ArchiveTest, SnapshotLagIsReportedByFreshness) {
   EXPECT_EQ(reader(path).point_count(), 4u);
 }
 
-TEST_F(ArchiveTest, ExtendAcceptsSupersetsOnly) {
+TEST_F(ArchiveTest, ExtendReplacesTheStoredJobDurably) {
   const auto path = dir_ / "extend.h5";
-  auto w = writer::create(path, job_);
   auto bigger_text = job_text;
   bigger_text.replace(bigger_text.find("nu = [1, 2, 3, 4, 5]"), 20, "nu = [1, 2, 3, 4, 5, 6]");
-  const auto bigger = job::parse_job(bigger_text, "bigger.toml");
-  const auto smaller = job::parse_job("name = \"s\"\nseed = 99\n[[method]]\nname = \"bayes\"\n", "s.toml");
-  EXPECT_THROW(w.extend_job(smaller), archive_error);
-  EXPECT_EQ(w.job_text(), job_text);
-  w.extend_job(bigger);
+  const journal_job bigger{bigger_text, "a1b2c3d4e5f60718", "bigger.toml", "archive-test"};
+  {
+    auto w = writer::create(path, job_);
+    w.begin_run({1, "", ""});
+    w.record(row_of(points_[0]));
+    w.end_run("complete");
+    w.extend_job(bigger);
+    EXPECT_EQ(w.job_text(), bigger_text);
+    EXPECT_EQ(w.job_fingerprint(), bigger.fingerprint);
+    EXPECT_EQ(reader(path).attributes().job_fingerprint, bigger.fingerprint);
+  }
+  EXPECT_EQ(read_stored_job(path).fingerprint, bigger.fingerprint);
+  auto w = writer::open(path);
   EXPECT_EQ(w.job_text(), bigger_text);
-  EXPECT_EQ(reader(path).attributes().job_fingerprint, job::fingerprint(bigger));
+  EXPECT_EQ(w.done().size(), 1u);
 }
 
 TEST_F(ArchiveTest, TornJournalTailsAreDetectedAndIgnoredAtRandomOffsets) {
@@ -269,8 +328,8 @@ TEST_F(ArchiveTest, TornJournalTailsAreDetectedAndIgnoredAtRandomOffsets) {
   {
     auto w = writer::create(path, job_);
     w.begin_run({1, "", ""});
-    for (const auto& u : units_) {
-      w.record(u.points[0], result_for(u.points[0]));
+    for (const auto& p : points_) {
+      w.record(row_of(p));
       ends.push_back(fs::file_size(journal));
     }
   }
@@ -307,10 +366,9 @@ TEST_F(ArchiveTest, TornJournalTailsAreDetectedAndIgnoredAtRandomOffsets) {
     auto w = writer::open(copy);
     EXPECT_EQ(w.done().size(), expected);
     w.begin_run({1, "", ""});
-    const auto& last = units_.back().points[0];
-    w.record(last, result_for(last));
+    w.record(row_of(points_.back()));
     w.end_run("complete");
-    EXPECT_EQ(reader(copy).point_count(), expected + (expected == units_.size() ? 0 : 1));
+    EXPECT_EQ(reader(copy).point_count(), expected + (expected == points_.size() ? 0 : 1));
   }
 }
 
@@ -319,10 +377,10 @@ TEST_F(ArchiveTest, ASnapshotCopiedWithoutItsJournalCanBeResumed) {
   {
     auto w = writer::create(path, job_);
     w.begin_run({2, "a", "first"});
-    for (std::size_t i = 0; i < 6; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    for (std::size_t i = 0; i < 6; ++i) w.record(row_of(points_[i]));
     w.end_run("signal SIGTERM");
     w.begin_run({3, "b", "second"});
-    for (std::size_t i = 6; i < 9; ++i) w.record(units_[i].points[0], result_for(units_[i].points[0]));
+    for (std::size_t i = 6; i < 9; ++i) w.record(row_of(points_[i]));
     w.rebuild_now();
   } // dies without end_run
   const auto before = reader(path).points();
@@ -331,7 +389,7 @@ TEST_F(ArchiveTest, ASnapshotCopiedWithoutItsJournalCanBeResumed) {
   EXPECT_EQ(w.done().size(), 9u);
   EXPECT_EQ(w.job_text(), job_text);
   w.begin_run({1, "c", "third"});
-  w.record(units_[9].points[0], result_for(units_[9].points[0]));
+  w.record(row_of(points_[9]));
   w.end_run("complete");
   reader r(path);
   const auto runs = r.runs();
@@ -424,7 +482,7 @@ TEST_F(ArchiveTest, AFlippedBitCostsOneRecordAndSalvageKeepsEveryIntactRecord) {
     // Salvage keeps every intact record and the damaged file byte for byte.
     const auto report = recover(copy, {true});
     EXPECT_EQ(report.intact_records, expected_entries);
-    EXPECT_EQ(report.points, units_.size() - (point_hit ? 1 : 0)) << "flip at " << at;
+    EXPECT_EQ(report.points, points_.size() - (point_hit ? 1 : 0)) << "flip at " << at;
     EXPECT_EQ(file_bytes(report.damaged_copy), damaged);
     EXPECT_FALSE(read_journal(journal_path(copy)).damaged());
     if (point_hit) {
@@ -433,8 +491,8 @@ TEST_F(ArchiveTest, AFlippedBitCostsOneRecordAndSalvageKeepsEveryIntactRecord) {
     // A resume computes what was lost; the archive then equals the undamaged one.
     auto w = writer::open(copy);
     w.begin_run({1, "", ""});
-    for (const auto& u : units_)
-      if (w.needs_run(u.points[0].id, false)) w.record(u.points[0], result_for(u.points[0]));
+    for (const auto& p : points_)
+      if (w.needs_run(p.id, false)) w.record(row_of(p));
     w.end_run("complete");
     auto rows = reader(copy).points();
     ASSERT_EQ(rows.size(), reference_rows.size());
@@ -462,10 +520,10 @@ TEST_F(ArchiveTest, ADamagedJobRecordIsTakenFromTheSnapshot) {
   EXPECT_THROW((void)writer::open(path), journal_damaged_error);
   const auto report = recover(path, {true});
   EXPECT_TRUE(report.job_from_snapshot);
-  EXPECT_EQ(report.points, units_.size());
+  EXPECT_EQ(report.points, points_.size());
   auto w = writer::open(path);
   EXPECT_EQ(w.job_text(), job_text);
-  EXPECT_EQ(w.done().size(), units_.size());
+  EXPECT_EQ(w.done().size(), points_.size());
 }
 
 TEST_F(ArchiveTest, RowsOfTheSnapshotMissingFromATruncatedJournalAreMergedBack) {
@@ -477,16 +535,16 @@ TEST_F(ArchiveTest, RowsOfTheSnapshotMissingFromATruncatedJournalAreMergedBack) 
   write_bytes(journal_path(path), bytes.substr(0, frames[4 + 8].first));
   {
     const auto f = reader(path).check_freshness();
-    EXPECT_EQ(f.missing_points, units_.size() - 8);
+    EXPECT_EQ(f.missing_points, points_.size() - 8);
     EXPECT_EQ(f.newer_points, 0u);
   }
   auto w = writer::open(path);
-  EXPECT_EQ(w.done().size(), units_.size());
+  EXPECT_EQ(w.done().size(), points_.size());
   w.begin_run({1, "", ""});
   w.end_run("complete");
-  EXPECT_EQ(reader(path).point_count(), units_.size());
+  EXPECT_EQ(reader(path).point_count(), points_.size());
   // job, run_begin, every point (8 kept + 12 merged back), run 0's end (merged back), the new run.
-  EXPECT_EQ(read_journal(journal_path(path)).entries.size(), 1u + 1u + units_.size() + 1u + 2u);
+  EXPECT_EQ(read_journal(journal_path(path)).entries.size(), 1u + 1u + points_.size() + 1u + 2u);
 }
 
 TEST_F(ArchiveTest, OpeningAnUpToDateArchiveLeavesItsFilesByteIdentical) {

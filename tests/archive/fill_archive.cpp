@@ -9,7 +9,9 @@
 
 #include "slr/archive/writer.hpp"
 #include "slr/job/expansion.hpp"
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
+#include "slr/sweep/archive_job.hpp"
+#include "slr/sweep/point_row.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -26,8 +28,7 @@ int main(int argc, char** argv) {
       options.rebuild_every_points = std::stoul(argv[4]);
       options.max_rebuild_fraction = 0; // rebuild exactly as often as asked (crash tests)
     }
-    auto archive =
-        slr::archive::writer::create(argv[2], job, slr::archive::writer::if_exists::reuse_same_job, options);
+    auto archive = slr::sweep::create_archive(argv[2], job, slr::archive::writer::if_exists::reuse_same_job, options);
     archive.begin_run({1, "", "fill_archive"});
     std::size_t done = 0;
     for (const auto& unit : units) {
@@ -36,10 +37,10 @@ int main(int argc, char** argv) {
       for (const auto& p : unit.points) {
         if (done == limit) break;
         if (!archive.needs_run(p.id, false)) continue;
-        slr::sched::run_context context;
+        slr::methods::run_context context;
         context.warm_start = previous;
-        last = slr::sched::solve_point(p.point, context);
-        archive.record(p, last);
+        last = slr::methods::solve_point(p.point, context);
+        archive.record(slr::sweep::make_point_row(p, last));
         std::cout << "ack " << p.id << std::endl;
         previous = &last;
         ++done;

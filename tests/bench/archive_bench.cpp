@@ -10,6 +10,8 @@
 #include "slr/archive/recover.hpp"
 #include "slr/archive/writer.hpp"
 #include "slr/job/expansion.hpp"
+#include "slr/sweep/archive_job.hpp"
+#include "slr/sweep/point_row.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -41,11 +43,11 @@ struct fixture {
 // Each point acknowledged on its own: write + fdatasync per point.
 void record_each(benchmark::State& state) {
   fixture f;
-  auto w = slr::archive::writer::create(f.dir / "each.h5", f.job, slr::archive::writer::if_exists::fail,
+  auto w = slr::sweep::create_archive(f.dir / "each.h5", f.job, slr::archive::writer::if_exists::fail,
                                         {1u << 30, 1e9, 0});
   w.begin_run({1, "", "bench"});
   std::size_t i = 0;
-  for (auto _ : state) w.record(f.units[i++ % f.units.size()].points[0], f.record);
+  for (auto _ : state) w.record(slr::sweep::make_point_row(f.units[i++ % f.units.size()].points[0], f.record));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(record_each)->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -54,14 +56,14 @@ BENCHMARK(record_each)->Unit(benchmark::kMicrosecond)->UseRealTime();
 // results that arrived since the last write).
 void record_batch(benchmark::State& state) {
   fixture f;
-  auto w = slr::archive::writer::create(f.dir / "batch.h5", f.job, slr::archive::writer::if_exists::fail,
+  auto w = slr::sweep::create_archive(f.dir / "batch.h5", f.job, slr::archive::writer::if_exists::fail,
                                         {1u << 30, 1e9, 0});
   w.begin_run({1, "", "bench"});
   const auto batch_size = static_cast<std::size_t>(state.range(0));
-  std::vector<slr::archive::finished_point> batch(batch_size);
+  std::vector<slr::archive::point_row> batch(batch_size);
   std::size_t i = 0;
   for (auto _ : state) {
-    for (auto& b : batch) b = {&f.units[i++ % f.units.size()].points[0], &f.record};
+    for (auto& b : batch) b = slr::sweep::make_point_row(f.units[i++ % f.units.size()].points[0], f.record);
     w.record_batch(batch);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch_size));
@@ -71,11 +73,11 @@ BENCHMARK(record_batch)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRe
 // Rebuild of the .h5 snapshot (temporary file + rename + fsyncs) holding 10^4 points.
 void rebuild_10k(benchmark::State& state) {
   fixture f;
-  auto w = slr::archive::writer::create(f.dir / "rebuild.h5", f.job, slr::archive::writer::if_exists::fail,
+  auto w = slr::sweep::create_archive(f.dir / "rebuild.h5", f.job, slr::archive::writer::if_exists::fail,
                                         {1u << 30, 1e9, 0});
   w.begin_run({1, "", "bench"});
-  std::vector<slr::archive::finished_point> batch;
-  for (const auto& u : f.units) batch.push_back({&u.points[0], &f.record});
+  std::vector<slr::archive::point_row> batch;
+  for (const auto& u : f.units) batch.push_back(slr::sweep::make_point_row(u.points[0], f.record));
   w.record_batch(batch);
   for (auto _ : state) w.rebuild_now();
   state.counters["points"] = static_cast<double>(batch.size());
@@ -88,11 +90,11 @@ BENCHMARK(rebuild_10k)->Unit(benchmark::kMillisecond)->UseRealTime();
 void recover_10k(benchmark::State& state) {
   fixture f;
   {
-    auto w = slr::archive::writer::create(f.dir / "recover.h5", f.job, slr::archive::writer::if_exists::fail,
+    auto w = slr::sweep::create_archive(f.dir / "recover.h5", f.job, slr::archive::writer::if_exists::fail,
                                           {1u << 30, 1e9, 0});
     w.begin_run({1, "", "bench"});
-    std::vector<slr::archive::finished_point> batch;
-    for (const auto& u : f.units) batch.push_back({&u.points[0], &f.record});
+    std::vector<slr::archive::point_row> batch;
+    for (const auto& u : f.units) batch.push_back(slr::sweep::make_point_row(u.points[0], f.record));
     w.record_batch(batch);
     w.end_run("complete");
   }

@@ -9,7 +9,7 @@
 #include "slr/job/expansion.hpp"
 #include "slr/job/job_file.hpp"
 #include "slr/model/random.hpp"
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 
 namespace slr::job {
 namespace {
@@ -140,7 +140,7 @@ TEST(CommonSamples, BayesOptimalCurveIsNonIncreasingInAlpha) {
             [](const sweep_unit& a, const sweep_unit& b) { return a.points[0].point.alpha < b.points[0].point.alpha; });
   std::vector<double> risk, error;
   for (const auto& u : units) {
-    const auto r = sched::solve_point(u.points[0].point, {});
+    const auto r = methods::solve_point(u.points[0].point, {});
     ASSERT_EQ(r.status, grid::status::ok) << r.message;
     risk.push_back(r.get("test_risk"));
     error.push_back(r.get("test_risk_stderr"));
@@ -270,8 +270,8 @@ TEST(JobExtension, SupersetAcceptedOtherwiseRefusedWithReason) {
 }
 
 TEST(JobContinuation, ChainsInIncreasingAlpha) {
-  const sched::method_descriptor* finite = nullptr;
-  for (const auto& m : sched::all_methods())
+  const methods::method_descriptor* finite = nullptr;
+  for (const auto& m : methods::all_methods())
     if (m.finite_alpha) finite = &m;
   if (finite == nullptr) GTEST_SKIP() << "no finite-alpha method in this build's registry";
   const auto job = parse_job("name = \"ch\"\nseed = 2\n[grid]\nalpha = [2, 0.5, 1]\nr_k = [0.1, 1]\nr_v = 0.1\n"

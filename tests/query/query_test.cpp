@@ -16,8 +16,6 @@
 #include "slr/query/output.hpp"
 #include "slr/query/query.hpp"
 #include "slr/archive/writer.hpp"
-#include "slr/job/expansion.hpp"
-#include "slr/job/job_file.hpp"
 #include "synthetic_archive.hpp"
 
 namespace {
@@ -302,20 +300,20 @@ TEST(QueryWhileRunning, ReadsTheSnapshotOfARunningSweep) {
   const auto directory = std::filesystem::temp_directory_path() / ("slr-query-running-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
   const auto path = directory / "running.h5";
-  const auto job = slr::job::parse_job("name = \"running\"\nseed = 1\n[[method]]\nname = \"population\"\n", "<t>");
+  const slr::archive::journal_job job{"name = \"running\"\nseed = 1\n[[method]]\nname = \"population\"\n",
+                                      "0f1e2d3c4b5a6978", "<t>", "running"};
   slr::archive::writer_options options;
   options.rebuild_every_points = 1000000;
   options.rebuild_every_seconds = 1e9;
   auto writer = slr::archive::writer::create(path, job, slr::archive::writer::if_exists::fail, options);
   writer.begin_run({1, "testhost", "test"});
   const auto record = [&](double nu) {
-    slr::job::sweep_point sp;
-    sp.point.method = "population";
-    sp.point.problem.task = slr::model::task(slr::model::task_kind::spiked, nu);
-    sp.id = slr::job::point_id(sp.point, 0, false);
+    slr::grid::point p;
+    p.method = "population";
+    p.problem.task = slr::model::task(slr::model::task_kind::spiked, nu);
     slr::grid::result_record r;
     r.set("risk", 1 / (1 + nu));
-    writer.record(sp, r);
+    writer.record(slr::query::testing::point_row_of(p, 0, slr::query::testing::point_id(p, 0), r));
   };
   record(1.0);
   record(2.0);

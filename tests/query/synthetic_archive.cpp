@@ -1,11 +1,10 @@
 #include "synthetic_archive.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "slr/archive/writer.hpp"
-#include "slr/job/expansion.hpp"
-#include "slr/job/job_file.hpp"
 #include "slr/model/random.hpp"
 
 namespace slr::query::testing {
@@ -23,17 +22,56 @@ synthetic_row make_row(std::string method, std::string task, std::string activat
   return row;
 }
 
+std::uint64_t point_id(const grid::point& point, std::uint32_t repeat) {
+  if (repeat == 0) return point.identity();
+  return model::stable_hash(point.canonical() + ";repeat=" + std::to_string(repeat));
+}
+
+archive::point_row point_row_of(const grid::point& p, std::uint32_t repeat, std::uint64_t id,
+                                const grid::result_record& record) {
+  archive::point_row row;
+  row.point_id = id;
+  row.repeat = repeat;
+  row.seed = p.seed;
+  row.method = p.method;
+  row.task = p.problem.task.name();
+  row.nu = p.problem.task.nu();
+  row.L = p.problem.lengths.is_fixed() ? static_cast<std::int64_t>(p.problem.lengths.support().front().length) : -1;
+  row.L_pmf = p.problem.lengths.to_string();
+  row.delta = p.problem.delta;
+  row.activation = p.problem.activation.kind_name();
+  row.erf_offset = p.problem.activation.kind == model::activation_kind::erf ? p.problem.activation.erf_offset
+                                                                             : std::nan("");
+  row.alpha = p.alpha;
+  row.r_k = p.r_k;
+  row.r_v = p.r_v;
+  for (const auto& [key, value] : p.options) {
+    if (!row.options.empty()) row.options += ';';
+    row.options += key + "=" + value;
+  }
+  row.status = std::string(grid::status_name(record.status));
+  row.message = record.message;
+  row.extra_json = record.extra_json;
+  row.completed_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const auto& column : grid::result_columns) row.value_names.push_back(archive::archive_column_name(column));
+  row.values.assign(record.values.begin(), record.values.end());
+  for (const auto& [name, value] : record.method_values) {
+    row.value_names.push_back(name);
+    row.values.push_back(value);
+  }
+  return row;
+}
+
 void write_archive(const std::filesystem::path& path, const std::vector<synthetic_row>& rows) {
-  const auto job = job::parse_job("name = \"synthetic\"\nseed = 1\n[[method]]\nname = \"population\"\n", "<synthetic>");
+  const archive::journal_job job{"name = \"synthetic\"\nseed = 1\n[[method]]\nname = \"population\"\n",
+                                 "5e7a1c0de5e7a1c0", "<synthetic>", "synthetic"};
   auto writer = archive::writer::create(path, job);
   writer.begin_run({1, "testhost", "synthetic"});
-  std::vector<job::sweep_point> points;
-  std::vector<grid::result_record> records;
-  points.reserve(rows.size());
-  records.reserve(rows.size());
+  std::vector<archive::point_row> batch;
+  batch.reserve(rows.size());
   for (const auto& r : rows) {
-    job::sweep_point sp;
-    auto& p = sp.point;
+    grid::point p;
     p.method = r.method;
     p.problem.task = model::task(model::task::parse_kind(r.task), r.nu);
     p.problem.activation.kind = model::activation_spec::parse_kind(r.activation);
@@ -41,18 +79,14 @@ void write_archive(const std::filesystem::path& path, const std::vector<syntheti
     p.r_k = r.r_k;
     p.r_v = r.r_v;
     p.options = r.options;
-    sp.repeat = r.repeat;
-    sp.id = job::point_id(p, r.repeat, false);
-    p.seed = model::derive_seed(1, sp.id);
+    const auto id = point_id(p, r.repeat);
+    p.seed = model::derive_seed(1, id);
     grid::result_record record;
     record.status = r.status;
     if (r.status == grid::status::failed) record.message = "synthetic failure";
     for (const auto& [name, value] : r.values) record.set(name, value);
-    points.push_back(std::move(sp));
-    records.push_back(std::move(record));
+    batch.push_back(point_row_of(p, r.repeat, id, record));
   }
-  std::vector<archive::finished_point> batch;
-  for (std::size_t i = 0; i < points.size(); ++i) batch.push_back({&points[i], &records[i]});
   writer.record_batch(batch);
   writer.end_run("complete");
 }

@@ -1,11 +1,13 @@
 #pragma once
 // Archives with known contents for the query/export/plot tests, written through the archive's
 // own writer API (slr::archive::writer) from hand-made rows.
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "slr/archive/rows.hpp"
 #include "slr/grid/point.hpp"
 #include "slr/grid/result_record.hpp"
 
@@ -26,6 +28,13 @@ struct synthetic_row {
 /// A row with the given parameters (r_k = r_v = r), status ok and no values.
 synthetic_row make_row(std::string method, std::string task, std::string activation, double nu,
                        double alpha = grid::not_set, double r = grid::not_set, unsigned repeat = 0);
+
+/// The sweep identity of an unchained point (as job expansion computes it).
+[[nodiscard]] std::uint64_t point_id(const grid::point& point, std::uint32_t repeat);
+
+/// The archive row of a finished point (as a sweep records it; completed now).
+[[nodiscard]] archive::point_row point_row_of(const grid::point& point, std::uint32_t repeat, std::uint64_t id,
+                                              const grid::result_record& record);
 
 /// Writes an archive holding exactly these rows (one run).
 void write_archive(const std::filesystem::path& path, const std::vector<synthetic_row>& rows);

@@ -1,5 +1,5 @@
-// MPI-free parts of the scheduler: the report encoding, memory sizes, progress lines, stop
-// flags and the synthetic testing method.
+// MPI-free parts of the scheduler: the report encoding, memory sizes, progress lines and stop
+// flags.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,27 +7,12 @@
 #include <sstream>
 
 #include "protocol.hpp"
-#include "slr/model/random.hpp"
-#include "slr/sched/method_registry.hpp"
 #include "slr/sched/node_memory.hpp"
 #include "slr/sched/progress.hpp"
 #include "slr/sched/stop_signals.hpp"
 
 namespace {
 namespace sched = slr::sched;
-using slr::grid::point;
-
-point synthetic(double alpha, std::map<std::string, std::string> options, std::uint64_t seed = 3) {
-  point p;
-  p.method = "synthetic";
-  p.alpha = alpha;
-  p.r_k = 0;
-  p.r_v = 0;
-  p.seed = seed;
-  p.options = std::move(options);
-  sched::complete_point(p);
-  return p;
-}
 
 TEST(Protocol, ReportRoundTripsExactly) {
   sched::protocol::report message;
@@ -129,46 +114,4 @@ TEST(StopSignals, RaisedSignalIsRecordedNotFatal) {
   EXPECT_EQ(sched::stop_signal_count(), 0);
 }
 
-TEST(Synthetic, ValuesDependOnlyOnIdentityAndSeed) {
-  const auto p = synthetic(0.5, {});
-  const auto a = sched::solve_point(p, {});
-  const auto b = sched::solve_point(p, {4, 1e9, nullptr});
-  ASSERT_EQ(a.status, slr::grid::status::ok);
-  // Independently: the first uniform of the stream (derive_seed(seed, identity), repeat, 0).
-  slr::model::counter_rng rng(slr::model::derive_seed(3, p.identity()), slr::model::stream_purpose::repeat, 0);
-  EXPECT_EQ(a.get("risk"), rng.uniform());
-  EXPECT_EQ(a.get("free_entropy_other"), static_cast<double>(p.identity() >> 12));
-  for (std::size_t c = 0; c + 1 < slr::grid::result_columns.size(); ++c) // all but wall_s
-    EXPECT_TRUE(a.values[c] == b.values[c] || (std::isnan(a.values[c]) && std::isnan(b.values[c])));
-  EXPECT_NE(sched::solve_point(synthetic(0.5, {}, 4), {}).get("risk"), a.get("risk"));
-  EXPECT_NE(sched::solve_point(synthetic(0.6, {}), {}).get("risk"), a.get("risk"));
-}
-
-TEST(Synthetic, CostFailureInjectionAndWarmStart) {
-  const auto slow = sched::solve_point(synthetic(1, {{"cost-us", "20000"}}), {});
-  EXPECT_GE(slow.get("wall_s"), 0.02);
-  const auto failing = synthetic(2, {{"fail-if", "alpha=2|seed=99"}});
-  const auto failed = sched::solve_point(failing, {});
-  EXPECT_EQ(failed.status, slr::grid::status::failed);
-  EXPECT_NE(failed.message.find("synthetic failure injected"), std::string::npos);
-  EXPECT_EQ(sched::solve_point(synthetic(3, {{"fail-if", "alpha=2|seed=99"}}), {}).status, slr::grid::status::ok);
-  EXPECT_EQ(sched::solve_point(synthetic(3, {{"fail-if", "alpha=2|seed=99"}}, 99), {}).status,
-            slr::grid::status::failed);
-  const auto first = sched::solve_point(synthetic(1, {}), {});
-  EXPECT_EQ(first.get("iterations"), 1);
-  sched::run_context warm;
-  warm.warm_start = &first;
-  EXPECT_EQ(sched::solve_point(synthetic(2, {}), warm).get("iterations"), 2);
-  const auto p = synthetic(1, {{"memory-mb", "3"}});
-  EXPECT_EQ(sched::find_method("synthetic").memory_bytes(p), 3u << 20);
-  EXPECT_DOUBLE_EQ(sched::find_method("synthetic").cost_seconds(synthetic(1, {{"cost-us", "250"}})), 2.5e-4);
-}
-
-TEST(Synthetic, CooperativeBusyWorkHonoursTheWallTimeCap) {
-  sched::run_context capped;
-  capped.wall_time_limit_s = 0.05;
-  const auto record = sched::solve_point(synthetic(1, {{"cost-us", "10000000"}}), capped);
-  EXPECT_EQ(record.status, slr::grid::status::timeout);
-  EXPECT_LT(record.get("wall_s"), 1.0);
-}
 } // namespace

@@ -14,7 +14,7 @@
 #include <map>
 #include <set>
 
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 #include "slr/sched/stop_signals.hpp"
 #include "slr/sched/sweep.hpp"
 
@@ -23,6 +23,7 @@ using slr::grid::point;
 using slr::grid::result_record;
 using slr::grid::work_unit;
 namespace sched = slr::sched;
+namespace methods = slr::methods;
 
 point synthetic(double alpha, double r_k, std::uint64_t seed, std::map<std::string, std::string> options) {
   point p;
@@ -32,7 +33,7 @@ point synthetic(double alpha, double r_k, std::uint64_t seed, std::map<std::stri
   p.r_v = 0.25;
   p.seed = seed;
   p.options = std::move(options);
-  sched::complete_point(p);
+  methods::complete_point(p);
   return p;
 }
 
@@ -61,10 +62,10 @@ std::map<key, result_record> expected_results(const std::vector<work_unit>& unit
   for (const auto& unit : units) {
     result_record previous;
     for (std::size_t i = 0; i < unit.points.size(); ++i) {
-      sched::run_context context;
+      methods::run_context context;
       const bool usable = previous.status != slr::grid::status::failed && previous.status != slr::grid::status::timeout;
       context.warm_start = i > 0 && usable ? &previous : nullptr;
-      previous = sched::solve_point(unit.points[i], context);
+      previous = methods::solve_point(unit.points[i], context);
       expected[key_of(unit.points[i])] = previous;
     }
   }

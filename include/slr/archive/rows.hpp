@@ -9,12 +9,11 @@
 #include <vector>
 
 #include "slr/grid/result_record.hpp"
-#include "slr/job/expansion.hpp"
 
 namespace slr::archive {
 
 struct point_row {
-  std::uint64_t point_id = 0;   ///< job::sweep_point::id
+  std::uint64_t point_id = 0;   ///< the point's sweep identity (unique within the job)
   std::uint32_t repeat = 0;
   std::uint64_t seed = 0;
   std::string method;
@@ -49,11 +48,5 @@ struct run_row {
 
 /// Archive column name of a result column: dots → underscores.
 [[nodiscard]] std::string archive_column_name(std::string_view result_column);
-
-/// A point_row for a finished sweep point (values = all grid::result_columns).
-[[nodiscard]] point_row make_point_row(const job::sweep_point& point, const grid::result_record& record);
-
-/// Canonical "key=value;…" text of a point's options.
-[[nodiscard]] std::string options_text(const grid::point& point);
 
 } // namespace slr::archive

@@ -25,8 +25,6 @@
 #include "slr/archive/journal.hpp"
 #include "slr/archive/rows.hpp"
 #include "slr/grid/result_record.hpp"
-#include "slr/job/expansion.hpp"
-#include "slr/job/job_file.hpp"
 
 namespace slr::archive {
 
@@ -44,12 +42,6 @@ struct run_start {
   std::string command; ///< the command line, for provenance
 };
 
-/// One finished point for record_batch().
-struct finished_point {
-  const job::sweep_point* point = nullptr;
-  const grid::result_record* record = nullptr;
-};
-
 /// Not thread-safe (nor is the serial HDF5 library): use one writer from one thread.
 class writer {
 public:
@@ -58,11 +50,12 @@ public:
     reuse_same_job ///< open it for resume if it holds the same job fingerprint; throw otherwise
   };
 
-  /// Creates an archive for `job` at `path` (the .h5; the journal is path + ".journal").
-  /// Throws archive_exists_error (different job, or any archive with if_exists::fail),
-  /// archive_locked_error, journal_error, hdf5_error. Never modifies an existing archive of a
-  /// different job.
-  static writer create(const std::filesystem::path& path, const job::job_spec& job,
+  /// Creates an archive for `job` at `path` (the .h5; the journal is path + ".journal"). The
+  /// archive stores the job as given (text, fingerprint, source and name) and compares jobs by
+  /// fingerprint only. Throws archive_exists_error (different job, or any archive with
+  /// if_exists::fail), archive_locked_error, journal_error, hdf5_error. Never modifies an
+  /// existing archive of a different job.
+  static writer create(const std::filesystem::path& path, const journal_job& job,
                        if_exists policy = if_exists::fail, writer_options options = {});
   /// Opens an existing archive for resuming (takes the write lock, replays the journal,
   /// truncates a torn tail, journals again the rows of the .h5 that the journal lost, rebuilds
@@ -75,12 +68,11 @@ public:
   writer& operator=(writer&&) noexcept;
   ~writer(); ///< rebuilds the .h5 if points are newer than the snapshot (errors swallowed)
 
+  /// The archive's path (the .h5), as given to create() or open().
+  [[nodiscard]] const std::filesystem::path& path() const noexcept;
   /// The job stored in the archive (the source of truth for resume).
   [[nodiscard]] const std::string& job_text() const noexcept;
   [[nodiscard]] const std::string& job_fingerprint() const noexcept;
-  /// The stored job parsed again (throws job::job_error if this build cannot parse it, e.g. an
-  /// unknown method).
-  [[nodiscard]] job::job_spec job() const;
 
   /// Status of every point journaled so far (the last record wins for a point recorded twice).
   [[nodiscard]] const std::unordered_map<std::uint64_t, grid::status>& done() const noexcept;
@@ -89,16 +81,17 @@ public:
 
   /// Appends a run_begin record (durable). Must precede record(); returns the run index.
   std::uint32_t begin_run(const run_start& start);
-  /// Journals one point; durable (fsync'd) when it returns. May rebuild the .h5 (see options).
-  void record(const job::sweep_point& point, const grid::result_record& record);
-  /// Journals several points with one fsync; all durable when it returns.
-  void record_batch(std::span<const finished_point> points);
+  /// Journals one finished point; durable (fsync'd) when it returns. May rebuild the .h5 (see
+  /// options). The row's run_index is set to the current run.
+  void record(const point_row& row);
+  /// Journals several finished points with one fsync; all durable when it returns.
+  void record_batch(std::span<const point_row> rows);
   /// Appends run_end (durable) and rebuilds the .h5. exit_reason: "complete", "signal SIGTERM", …
   void end_run(const std::string& exit_reason);
 
-  /// Replaces the stored job by `extended` after job::check_extension accepted it (journaled,
-  /// durable). Throws archive_error with the refusal reason otherwise.
-  void extend_job(const job::job_spec& extended);
+  /// Replaces the stored job by `extended` (journaled, durable). The caller has checked that
+  /// the extended job keeps every point of the stored one (`resume --extend`).
+  void extend_job(const journal_job& extended);
 
   /// Writes the .h5 snapshot now (temporary file + rename + directory fsync).
   void rebuild_now();

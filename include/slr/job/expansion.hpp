@@ -21,7 +21,7 @@ namespace slr::job {
 
 /// A point as the sweep knows it: the completed, seeded grid::point plus its sweep identity.
 struct sweep_point {
-  grid::point point;        ///< completed (sched::complete_point) with point.seed set
+  grid::point point;        ///< completed (methods::complete_point) with point.seed set
   std::uint32_t repeat = 0; ///< 0 … repeats−1
   std::uint64_t id = 0;     ///< point_id(point, repeat, chained): unique within the job, stable across runs
 };

@@ -18,7 +18,7 @@
 //
 // Parsing checks everything that can be checked without expanding: syntax, unknown keys,
 // types, ranges of axis values, method names and option values (through the method
-// registry, slr/sched/method_registry.hpp). Every failure throws job_error.
+// registry, slr/methods/registry.hpp). Every failure throws job_error.
 #include <cstdint>
 #include <filesystem>
 #include <map>

@@ -1,6 +1,6 @@
 #pragma once
-// Where the coordinator (rank 0) puts finished points. The archive implements it for real runs;
-// memory_sink keeps rows in memory (tests, benchmarks). No MPI here.
+// Where the coordinator (rank 0) puts finished points. The archive sink (slr/sweep/archive_sink.hpp)
+// implements it for real runs; memory_sink keeps rows in memory (tests, benchmarks). No MPI here.
 #include <cstddef>
 #include <utility>
 #include <vector>

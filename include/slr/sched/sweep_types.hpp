@@ -1,5 +1,5 @@
 #pragma once
-// Options and outcome of a sweep, without MPI (the CLI's commands use these; only main and
+// Options and outcome of a sweep, without MPI (slr::sweep and the CLI use these; only main and
 // src/sched see MPI).
 #include <cstddef>
 #include <functional>

@@ -1,6 +1,7 @@
 #pragma once
-// The sweep over MPI_COMM_WORLD, behind an interface without MPI types, for the CLI's commands
-// (MPI stays in src/sched and the CLI's main, which owns the boost::mpi::environment).
+// The sweep over MPI_COMM_WORLD, behind an interface without MPI types, for `run`/`resume`
+// (slr::sweep) and the CLI (MPI stays in src/sched and the CLI's main, which owns the
+// boost::mpi::environment).
 // Every function here is collective unless it says otherwise, and needs MPI initialised.
 #include <string>
 #include <vector>

@@ -15,14 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "methods.hpp"
+#include "adapters.hpp"
 #include "slr/erm/data.hpp"
 #include "slr/erm/loss.hpp"
 #include "slr/erm/trainer.hpp"
 #include "slr/model/number_text.hpp"
 #include "slr/theory/population.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 namespace {
 constexpr std::size_t population_samples = 100'000; // MC samples of the population formula
 constexpr std::size_t default_trajectory_points = 30;
@@ -294,4 +294,4 @@ method_descriptor describe_erm() {
   return m;
 }
 
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

@@ -1,8 +1,8 @@
 // Method "bayes": the Bayes risk Δ² + 1 − E[Σ p_l²] (docs/theory.md §3).
-#include "methods.hpp"
+#include "adapters.hpp"
 #include "slr/theory/population.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 
 method_descriptor describe_bayes() {
   method_descriptor m;
@@ -28,4 +28,4 @@ method_descriptor describe_bayes() {
   return m;
 }
 
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

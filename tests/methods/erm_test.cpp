@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 
 namespace {
 using namespace slr;
@@ -26,8 +26,8 @@ grid::point small_point() {
 
 TEST(MethodErm, SmallPointFillsTheColumns) {
   auto p = small_point();
-  sched::complete_point(p);
-  const auto r = sched::solve_point(p, {2});
+  methods::complete_point(p);
+  const auto r = methods::solve_point(p, {2});
   ASSERT_EQ(r.status, grid::status::ok) << r.message;
   for (const char* column : {"test_risk", "test_risk_stderr", "train_loss", "train_loss_regularised", "iterations", "D",
                              "N", "grad_evals", "grad_time_s", "rel_grad", "peak_rss_mb", "risk", "risk_stderr",
@@ -49,7 +49,7 @@ TEST(MethodErm, SmallPointFillsTheColumns) {
   const double gap = std::abs(extra["population_risk"].get<double>() - r.get("test_risk"));
   EXPECT_LT(gap, 4 * std::hypot(r.get("test_risk_stderr"), extra["population_risk_stderr"].get<double>()));
 
-  const auto one_thread = sched::solve_point(p, {1});
+  const auto one_thread = methods::solve_point(p, {1});
   EXPECT_EQ(one_thread.get("order_parameters.m_kk"), r.get("order_parameters.m_kk"));
   EXPECT_EQ(one_thread.get("test_risk"), r.get("test_risk"));
 }
@@ -60,8 +60,8 @@ TEST(MethodErm, GradientFlowTrajectory) {
   p.options["horizon"] = "20";
   p.options["trajectory-times"] = "0,1,5";
   p.options["trajectory"] = "1";
-  sched::complete_point(p);
-  const auto r = sched::solve_point(p, {1});
+  methods::complete_point(p);
+  const auto r = methods::solve_point(p, {1});
   ASSERT_TRUE(r.status == grid::status::ok) << r.message;
   const auto extra = nlohmann::json::parse(r.extra_json);
   ASSERT_TRUE(extra.contains("trajectory"));
@@ -76,28 +76,28 @@ TEST(MethodErm, GradientFlowTrajectory) {
 TEST(MethodErm, BadInput) {
   auto p = small_point();
   p.options["D"] = "1";
-  EXPECT_THROW(sched::complete_point(p), std::invalid_argument);
+  EXPECT_THROW(methods::complete_point(p), std::invalid_argument);
   p = small_point();
   p.alpha = 0;
-  EXPECT_THROW(sched::complete_point(p), std::invalid_argument);
+  EXPECT_THROW(methods::complete_point(p), std::invalid_argument);
   p = small_point();
   p.alpha = -2;
-  EXPECT_THROW(sched::complete_point(p), std::invalid_argument);
+  EXPECT_THROW(methods::complete_point(p), std::invalid_argument);
   p = small_point();
   p.options["trajectory-times"] = "0,abc";
   p.options["optimizer"] = "gradient-flow";
-  sched::complete_point(p);
-  const auto bad_times = sched::solve_point(p, {1});
+  methods::complete_point(p);
+  const auto bad_times = methods::solve_point(p, {1});
   EXPECT_EQ(bad_times.status, grid::status::failed);
   EXPECT_NE(bad_times.message.find("trajectory-times"), std::string::npos);
   // D = 10^6, N = 10^9, L = 3 doubles = 24 PB: refused before anything is allocated.
   p = small_point();
   p.options["D"] = "1000000";
   p.alpha = 1e3;
-  sched::complete_point(p);
-  const auto& method = sched::find_method("erm");
+  methods::complete_point(p);
+  const auto& method = methods::find_method("erm");
   EXPECT_GT(static_cast<double>(method.memory_bytes(p)), 2.4e16);
-  const auto refused = sched::solve_point(p, {1});
+  const auto refused = methods::solve_point(p, {1});
   EXPECT_EQ(refused.status, grid::status::failed);
   EXPECT_NE(refused.message.find("MB are available"), std::string::npos) << refused.message;
 }
@@ -105,15 +105,15 @@ TEST(MethodErm, BadInput) {
 // Options added after archives existed stay out of a point's identity while at their default.
 TEST(MethodErm, NewInitOptionsKeepOldIdentities) {
   auto p = small_point();
-  sched::complete_point(p);
+  methods::complete_point(p);
   EXPECT_EQ(p.options.count("init-weights"), 0U);
   EXPECT_EQ(p.options.count("init-overlaps"), 0U);
   EXPECT_EQ(p.canonical().find("init-"), p.canonical().find("init-noise"));
-  EXPECT_EQ(sched::option_text(p, "init-weights"), "");
+  EXPECT_EQ(methods::option_text(p, "init-weights"), "");
   auto q = small_point();
   q.options["init"] = "overlaps";
   q.options["init-overlaps"] = "0.5,0,0,0.5,0.5,0,0.5";
-  sched::complete_point(q);
+  methods::complete_point(q);
   EXPECT_EQ(q.options.at("init-overlaps"), "0.5,0,0,0.5,0.5,0,0.5");
   EXPECT_NE(q.identity(), p.identity());
 }
@@ -123,8 +123,8 @@ TEST(MethodErm, OverlapStartsAndWarmStart) {
   auto p = small_point();
   p.options["init"] = "overlaps";
   p.options["init-overlaps"] = "0.2,0.01,-0.02,0.3,0.3,0.05,0.4";
-  sched::complete_point(p);
-  const auto r = sched::solve_point(p, {1});
+  methods::complete_point(p);
+  const auto r = methods::solve_point(p, {1});
   ASSERT_EQ(r.status, grid::status::ok) << r.message;
   auto extra = nlohmann::json::parse(r.extra_json);
   EXPECT_EQ(extra["init"], "overlaps");
@@ -133,10 +133,10 @@ TEST(MethodErm, OverlapStartsAndWarmStart) {
   // The next point of a chain starts from what this one reached, whatever its own init says.
   auto next = small_point();
   next.alpha = 5;
-  sched::complete_point(next);
-  sched::run_context context{1};
+  methods::complete_point(next);
+  methods::run_context context{1};
   context.warm_start = &r;
-  const auto warm = sched::solve_point(next, context);
+  const auto warm = methods::solve_point(next, context);
   ASSERT_EQ(warm.status, grid::status::ok) << warm.message;
   extra = nlohmann::json::parse(warm.extra_json);
   EXPECT_EQ(extra["init"], "warm-start");
@@ -146,8 +146,8 @@ TEST(MethodErm, OverlapStartsAndWarmStart) {
   // D < 4 leaves no room for the noise directions: the chain falls back to the point's own init.
   auto tiny = small_point();
   tiny.options["D"] = "3";
-  sched::complete_point(tiny);
-  const auto tiny_warm = sched::solve_point(tiny, context);
+  methods::complete_point(tiny);
+  const auto tiny_warm = methods::solve_point(tiny, context);
   EXPECT_NE(tiny_warm.status, grid::status::failed) << tiny_warm.message;
   EXPECT_EQ(nlohmann::json::parse(tiny_warm.extra_json)["init"], "informed");
 }
@@ -158,7 +158,7 @@ TEST(MethodErm, BadStartInputs) {
     auto p = small_point();
     for (const auto& [k, v] : options) p.options[k] = v;
     try {
-      sched::complete_point(p);
+      methods::complete_point(p);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }

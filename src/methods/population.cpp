@@ -5,12 +5,12 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "methods.hpp"
+#include "adapters.hpp"
 #include "slr/model/number_text.hpp"
 #include "slr/theory/mismatched.hpp"
 #include "slr/theory/population.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 namespace {
 model::order_parameters parse_order_parameters(const std::string& text) {
   model::order_parameters op;
@@ -118,4 +118,4 @@ method_descriptor describe_population() {
   return m;
 }
 
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

@@ -1,11 +1,11 @@
 #pragma once
-// Private: one describe_* function per method, each in its own method_<name>.cpp.
+// Private: one describe_* function per method, each in its own <name>.cpp.
 #include <nlohmann/json.hpp>
 
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 #include "slr/theory/fixed_point.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 method_descriptor describe_bayes();
 method_descriptor describe_population();
 method_descriptor describe_fixed_point();
@@ -26,4 +26,4 @@ option_spec samples_option(std::string default_value, double minimum);
 /// samples (the expansion derives their seed without α), so the curve is smooth and its
 /// differences in α carry far less noise than its values. Omitted from identities at "none".
 option_spec common_samples_option();
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

@@ -7,10 +7,10 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "methods.hpp"
+#include "adapters.hpp"
 #include "slr/theory/fixed_point.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 namespace {
 using json = nlohmann::ordered_json;
 
@@ -180,4 +180,4 @@ method_descriptor describe_fixed_point() {
   return m;
 }
 
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

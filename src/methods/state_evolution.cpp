@@ -5,10 +5,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "methods.hpp"
+#include "adapters.hpp"
 #include "slr/theory/state_evolution.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 namespace {
 using json = nlohmann::ordered_json;
 
@@ -126,4 +126,4 @@ method_descriptor describe_state_evolution() {
   return m;
 }
 
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

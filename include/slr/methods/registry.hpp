@@ -2,7 +2,7 @@
 // The solver interface: every method ("bayes", "population", "fixed-point", …) is described
 // once here, with its options, its solve function, a cost model and a memory estimate.
 // The CLI's `point` command, job-file validation and the MPI workers all go through this
-// registry, so adding a method is one source file (src/sched/method_<name>.cpp) plus one line
+// registry, so adding a method is one source file (src/methods/<name>.cpp) plus one line
 // in all_methods(). Nothing here uses MPI.
 #include <cstddef>
 #include <functional>
@@ -14,7 +14,7 @@
 #include "slr/grid/point.hpp"
 #include "slr/grid/result_record.hpp"
 
-namespace slr::sched {
+namespace slr::methods {
 
 struct option_spec {
   enum class value_type { integer, real, choice, text };
@@ -77,4 +77,4 @@ void complete_point(grid::point& point);
 /// wall_s is always set.
 [[nodiscard]] grid::result_record solve_point(const grid::point& point, const run_context& context);
 
-} // namespace slr::sched
+} // namespace slr::methods

@@ -1,12 +1,12 @@
-#include "slr/sched/method_registry.hpp"
+#include "slr/methods/registry.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
 
-#include "methods.hpp"
+#include "adapters.hpp"
 
-namespace slr::sched {
+namespace slr::methods {
 
 const std::vector<method_descriptor>& all_methods() {
   static const std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population(),
@@ -151,4 +151,4 @@ option_spec common_samples_option() {
 }
 } // namespace detail
 
-} // namespace slr::sched
+} // namespace slr::methods

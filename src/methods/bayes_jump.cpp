@@ -6,10 +6,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "methods.hpp"
+#include "adapters.hpp"
 #include "slr/theory/bayes_jump.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 namespace {
 using json = nlohmann::ordered_json;
 
@@ -114,4 +114,4 @@ method_descriptor describe_bayes_jump() {
   return m;
 }
 
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "methods.hpp"
+#include "adapters.hpp"
 #include "slr/model/random.hpp"
 
-namespace slr::sched::detail {
+namespace slr::methods::detail {
 namespace {
 // fail-if = "key=value": true when the point's canonical text holds exactly that field, or for
 // key "seed" when the seed equals value. Several conditions may be joined with '|'.
@@ -113,4 +113,4 @@ method_descriptor describe_synthetic() {
   return m;
 }
 
-} // namespace slr::sched::detail
+} // namespace slr::methods::detail

@@ -1,0 +1,20 @@
+#pragma once
+// From a finished sweep point to the archive's row: the point's parameters, options, identity
+// and seed beside its result record.
+#include <string>
+
+#include "slr/archive/rows.hpp"
+#include "slr/grid/point.hpp"
+#include "slr/grid/result_record.hpp"
+#include "slr/job/expansion.hpp"
+
+namespace slr::sweep {
+
+/// The archive row of a finished sweep point (values = all grid::result_columns, then the
+/// method's own values); completed_unix is now, run_index is left to the writer.
+[[nodiscard]] archive::point_row make_point_row(const job::sweep_point& point, const grid::result_record& record);
+
+/// Canonical "key=value;…" text of a point's options.
+[[nodiscard]] std::string options_text(const grid::point& point);
+
+} // namespace slr::sweep

@@ -1,0 +1,197 @@
+// `run` and `resume`. Rank 0 alone touches files (job file, archive); it validates everything
+// before creating anything, then broadcasts the job text, which every rank expands into the same
+// units (run_sweep verifies that). Errors seen on rank 0 during set-up are broadcast as an exit
+// code, so all ranks leave together instead of hanging in a collective.
+#include "slr/sweep/run.hpp"
+
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "slr/archive/archive_error.hpp"
+#include "slr/archive/writer.hpp"
+#include "slr/job/expansion.hpp"
+#include "slr/job/job_file.hpp"
+#include "slr/sched/node_memory.hpp"
+#include "slr/sched/stop_signals.hpp"
+#include "slr/sched/sweep.hpp"
+#include "slr/sched/world.hpp"
+#include "slr/sweep/archive_job.hpp"
+#include "slr/sweep/archive_sink.hpp"
+
+namespace slr::sweep {
+namespace {
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (auto& c : text)
+    if (c == '\0') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+std::string signal_name(int signal_number) {
+  switch (signal_number) {
+  case SIGTERM: return "SIGTERM";
+  case SIGINT: return "SIGINT";
+  case SIGUSR1: return "SIGUSR1";
+  default: return std::to_string(signal_number);
+  }
+}
+
+// Runs `step` on rank 0 and gives every rank its exit code (0: fine); rank 0 prints the error.
+int on_root(const std::function<void()>& step) {
+  int code = 0;
+  if (sched::world_rank() == 0) {
+    try {
+      step();
+    } catch (const archive::archive_exists_error& e) {
+      std::cerr << "slr-sweep: error: " << e.what() << "\n";
+      code = 2;
+    } catch (const archive::archive_not_found_error& e) {
+      std::cerr << "slr-sweep: error: " << e.what() << "\n";
+      code = 2;
+    } catch (const archive::archive_locked_error& e) {
+      std::cerr << "slr-sweep: error: " << e.what() << "\n";
+      code = 2;
+    } catch (const archive::journal_damaged_error& e) {
+      std::cerr << "slr-sweep: error: " << e.what() << "\n";
+      code = 2;
+    } catch (const std::invalid_argument& e) { // job_error is one
+      std::cerr << "slr-sweep: error: " << e.what() << "\n";
+      code = 2;
+    } catch (const std::exception& e) {
+      std::cerr << "slr-sweep: fatal: " << e.what() << "\n";
+      code = 1;
+    }
+  }
+  sched::broadcast_from_root(code);
+  return code;
+}
+
+sched::sweep_options sweep_options_of(const sweep_arguments& args) {
+  sched::sweep_options options;
+  if (!(args.grace_s >= 0) || !std::isfinite(args.grace_s)) throw std::invalid_argument("--grace: must be finite and >= 0");
+  options.grace_s = args.grace_s;
+  if (!args.mem_per_node.empty()) {
+    try {
+      options.mem_per_node = sched::parse_memory_size(args.mem_per_node);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--mem-per-node: ") + e.what());
+    }
+  }
+  if (!(args.point_timeout_s > 0)) throw std::invalid_argument("--point-timeout: must be > 0 seconds");
+  options.point_timeout_s = args.point_timeout_s;
+  options.threads_per_worker = args.threads_per_worker;
+  if (!(args.progress_interval_s > 0)) throw std::invalid_argument("--progress-interval: must be > 0 seconds");
+  options.progress_interval_s = args.progress_interval_s;
+  return options;
+}
+
+// Everything after the set-up: expand the broadcast job on every rank, sweep, end the run.
+int run_units(const std::string& job_text, const std::string& source, std::unique_ptr<archive::writer> writer,
+              bool retry_failed, const sched::sweep_options& options, const std::string& archive_path,
+              std::uint64_t max_points) {
+  // Rank 0 parsed this text already, so this cannot fail unless ranks run different builds.
+  const auto job = job::parse_job(job_text, source);
+  const auto units = job::expand(job, max_points);
+  const auto work = job::work_units(units);
+  std::optional<archive_sink> sink;
+  sched::done_predicate already_done;
+  if (sched::world_rank() == 0) {
+    sink.emplace(*writer, units);
+    already_done = [&](std::size_t u, std::size_t p) { return !writer->needs_run(units[u].points[p].id, retry_failed); };
+    const int workers = sched::worker_count(sched::world_size());
+    std::size_t done = 0;
+    for (std::size_t u = 0; u < units.size(); ++u)
+      for (std::size_t p = 0; p < units[u].points.size(); ++p) done += already_done(u, p) ? 1 : 0;
+    std::cerr << "slr-sweep: sweep '" << job.name << "': " << job::point_count(units) << " points in " << units.size()
+              << " units (" << done << " already done), " << sched::world_size() << " rank(s), " << workers
+              << " worker(s); archive " << archive_path << std::endl;
+    writer->begin_run({sched::world_size(), sched::processor_name(), command_line()});
+  }
+  const auto outcome = sched::run_world_sweep(work, already_done, sink ? &*sink : nullptr, options);
+  if (sched::world_rank() == 0) {
+    writer->end_run(outcome.exit_code == 0 ? "complete" : "signal " + signal_name(outcome.stop_signal));
+    if (outcome.failed_points + outcome.timeout_points > 0)
+      std::cerr << "slr-sweep: " << outcome.failed_points << " failed and " << outcome.timeout_points
+                << " timed-out points are recorded; `slr-sweep resume " << archive_path
+                << " --retry-failed` runs them again" << std::endl;
+    sink.reset();
+    writer.reset(); // closed before the other ranks may exit (mpirun ends a job whose rank exits ≠ 0)
+  }
+  sched::barrier();
+  return outcome.exit_code;
+}
+
+} // namespace
+
+int run(const sweep_arguments& args) {
+  sched::install_stop_handlers();
+  sched::sweep_options options;
+  const int option_code = on_root([&] { (void)sweep_options_of(args); });
+  if (option_code != 0) return option_code;
+  options = sweep_options_of(args);
+  std::unique_ptr<archive::writer> writer;
+  std::string job_text, source;
+  const int code = on_root([&] {
+    auto job = job::load_job_file(args.job_path);
+    (void)job::expand(job, args.max_points); // every point valid before anything is created
+    const auto parent = std::filesystem::path(args.archive_path).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent))
+      throw std::invalid_argument("--output: directory " + parent.string() + " does not exist");
+    writer = std::make_unique<archive::writer>(create_archive(args.archive_path, job, archive::writer::if_exists::fail));
+    job_text = job.text;
+    source = args.job_path;
+  });
+  if (code != 0) return code;
+  sched::broadcast_from_root(job_text);
+  sched::broadcast_from_root(source);
+  return run_units(job_text, source, std::move(writer), false, options, args.archive_path, args.max_points);
+}
+
+int resume(const sweep_arguments& args) {
+  sched::install_stop_handlers();
+  const int option_code = on_root([&] { (void)sweep_options_of(args); });
+  if (option_code != 0) return option_code;
+  const auto options = sweep_options_of(args);
+  std::unique_ptr<archive::writer> writer;
+  std::string job_text, source;
+  const int code = on_root([&] {
+    std::optional<job::job_spec> extension;
+    job::extension_check check;
+    if (!args.extend_path.empty()) {
+      // Decided before the archive is opened for writing: a refusal changes no file.
+      extension = job::load_job_file(args.extend_path);
+      const auto stored = archive::read_stored_job(args.archive_path);
+      check = job::check_extension(
+          job::expand(job::parse_job(stored.text, args.archive_path + ":job_text"), args.max_points),
+          job::expand(*extension, args.max_points));
+      if (!check.accepted)
+        throw std::invalid_argument("--extend " + args.extend_path + ": refused: " + check.reason);
+    }
+    writer = std::make_unique<archive::writer>(archive::writer::open(args.archive_path));
+    if (extension) {
+      (void)extend_job(*writer, *extension);
+      std::cerr << "slr-sweep: extended the job of " << args.archive_path << " by " << check.added_points
+                << " points (" << check.shared_points << " shared)" << std::endl;
+    }
+    job_text = writer->job_text();
+    source = args.archive_path + ":job";
+    (void)stored_job(*writer); // this build can parse the stored job
+  });
+  if (code != 0) return code;
+  sched::broadcast_from_root(job_text);
+  sched::broadcast_from_root(source);
+  return run_units(job_text, source, std::move(writer), args.retry_failed, options, args.archive_path, args.max_points);
+}
+
+} // namespace slr::sweep
