@@ -8,7 +8,19 @@
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(__AVX2__)
 #define SLR_ERM_VECTOR_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#define SLR_ERM_HAVE_CLONES 1 // also for kernels dispatched by hand (one variant per level)
 #else
 #define SLR_ERM_VECTOR_CLONES
+#define SLR_ERM_HAVE_CLONES 0
 #endif
 #define SLR_ERM_INLINE [[gnu::always_inline]] inline
+
+// For kernels whose loop bodies use each loaded vector several times (a token row against k and
+// v, k against several rows): without pre-allocation scheduling GCC (12) folds the load into
+// every instruction that uses it, so a row of R tokens is read 2R times from L1 instead of R.
+// Scheduling changes no arithmetic.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SLR_ERM_KEEP_LOADS __attribute__((optimize("schedule-insns")))
+#else
+#define SLR_ERM_KEEP_LOADS
+#endif

@@ -2,11 +2,15 @@
 // thread, float64): data generation, one loss + gradient evaluation against a plain read pass
 // over the same token array, a full L-BFGS training from the informed start, and memory.
 // A program printing a table (each measurement is seconds long; Google Benchmark's
-// repetition machinery adds nothing here). Usage: bench_erm [D] [alpha] [threads] [f64|f32]
+// repetition machinery adds nothing here).
+//   Usage: bench_erm [D] [alpha] [threads] [f64|f32] [full|kernel]
+// `kernel` stops after the read pass and the loss + gradient (no training). The last line,
+// `summary: …`, is one table row: the case, read pass and kernel in ms, and their ratio.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +50,22 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+
+// The CPU model and its flags line (Linux), so that a table states the instruction sets the
+// kernels' clones could use.
+void print_cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model, flags;
+  while (std::getline(in, line) && (model.empty() || flags.empty())) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    const auto value = colon + 2 <= line.size() ? line.substr(colon + 2) : std::string();
+    if (key == "model name" && model.empty()) model = value;
+    if (key == "flags" && flags.empty()) flags = value;
+  }
+  std::printf("cpu: %s\nflags: %s\n", model.empty() ? "unknown" : model.c_str(), flags.empty() ? "unknown" : flags.c_str());
+}
 } // namespace
 
 int main(int argc, char** argv) {
@@ -54,10 +74,16 @@ int main(int argc, char** argv) {
   const double alpha = argc > 2 ? std::strtod(argv[2], nullptr) : 1.0;
   const unsigned threads = argc > 3 ? static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10)) : 1;
   const auto storage = erm::parse_precision(argc > 4 ? argv[4] : "f64");
+  const std::string mode = argc > 5 ? argv[5] : "full";
+  if (mode != "full" && mode != "kernel") {
+    std::fprintf(stderr, "mode must be full or kernel, got %s\n", mode.c_str());
+    return 2;
+  }
   const auto N = static_cast<std::size_t>(alpha * static_cast<double>(D));
   model::problem problem; // spiked ν = 1, L = 3, Δ = 0, softmax
   std::printf("ERM benchmark: D = %zu, N = %zu, L = 3, spiked nu = 1, softmax, r_k = r_v = 1, %u thread(s), %s\n", D, N,
               threads, std::string(erm::precision_name(storage)).c_str());
+  print_cpu();
   const double rss_start = erm::peak_rss_mb();
 
   const auto teacher = erm::teacher::draw(D, 1);
@@ -99,6 +125,15 @@ int main(int argc, char** argv) {
   const double evaluation_s = median(evaluations);
   std::printf("%-46s %9.3f s  (%.2f x read pass; goal <= 0.10 s)\n", "one loss + gradient (median of 7)", evaluation_s,
               evaluation_s / read_s);
+  const auto summary = [&] {
+    std::printf("summary: D=%zu N=%zu L=3 %s threads=%u  read %.1f ms  kernel %.1f ms  ratio %.2f\n", D, N,
+                std::string(erm::precision_name(storage)).c_str(), threads, read_s * 1e3, evaluation_s * 1e3,
+                evaluation_s / read_s);
+  };
+  if (mode == "kernel") {
+    summary();
+    return sink == 12345.678 ? 1 : 0;
+  }
 
   erm::trainer_settings settings; // L-BFGS, strong Wolfe, rel_grad <= 1e-6
   t0 = clock_type::now();
@@ -114,5 +149,6 @@ int main(int argc, char** argv) {
   const double rss = erm::peak_rss_mb();
   std::printf("%-46s %9.1f MB  (tokens %.1f MB, O(D) vectors %.1f MB, process before data %.1f MB)\n", "peak RSS", rss,
               data.bytes() / 1e6, 2.0 * 40 * static_cast<double>(D) * 8 / 1e6, rss_start);
+  summary();
   return sink == 12345.678 ? 1 : 0; // keeps the passes from being optimised away
 }

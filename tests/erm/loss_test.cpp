@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <memory>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -105,6 +108,79 @@ TEST(EmpiricalRisk, IdenticalForAnyThreadCount) {
   EXPECT_EQ(one.evaluate(w, g1).objective, three.evaluate(w, g3).objective);
   EXPECT_EQ(g1, g3);
   EXPECT_EQ(one.squared_errors(w).sum, three.squared_errors(w).sum);
+}
+
+// The streaming kernel aligns its vector loops to where the token rows start; the sums must not
+// depend on it. The same sequences are generated into arrays placed at different offsets from a
+// cache line (heap blocks of this size follow the allocations made before them).
+TEST(EmpiricalRisk, IdenticalForAnyTokenAlignment) {
+  const auto problem = make_problem(model::activation_kind::softmax);
+  const std::size_t D = 48;
+  const auto t = erm::teacher::draw(D, 4);
+  const Eigen::VectorXd w = erm::initial_weights(t, erm::initialisation::informed, 0.3, 4);
+  for (const auto storage : {erm::precision::f64, erm::precision::f32}) {
+    std::vector<std::unique_ptr<erm::sequence_data>> copies;
+    std::vector<std::vector<char>> spacers;
+    std::set<std::uintptr_t> offsets;
+    for (std::size_t shift = 0; shift < 16 && offsets.size() < 4; ++shift) {
+      spacers.emplace_back(16 * shift + 8);
+      copies.push_back(std::make_unique<erm::sequence_data>(erm::sequence_data::generate(
+          problem, t, 41, 4, model::stream_purpose::training_data, storage, 1)));
+      const auto* tokens = storage == erm::precision::f64 ? static_cast<const void*>(copies.back()->tokens_f64())
+                                                          : static_cast<const void*>(copies.back()->tokens_f32());
+      offsets.insert(reinterpret_cast<std::uintptr_t>(tokens) % 64);
+    }
+    if (offsets.size() < 2) GTEST_SKIP() << "the allocator gave every copy the same alignment";
+    Eigen::VectorXd g0, g;
+    const erm::empirical_risk first(*copies.front(), problem.activation, 1, 1, 1);
+    const double f0 = first.evaluate(w, g0).objective;
+    for (const auto& copy : copies) {
+      const erm::empirical_risk risk(*copy, problem.activation, 1, 1, 2);
+      EXPECT_EQ(risk.evaluate(w, g).objective, f0);
+      EXPECT_EQ(g, g0);
+      EXPECT_EQ(risk.squared_errors(w).sum, first.squared_errors(w).sum);
+    }
+  }
+}
+
+// The gradient against the direct formula ∇_k = Σ_μ r_μ Σ_l (Jᵀz)_l x_l/√D + r_k k (and the same
+// with σ_l for v), for dimensions with and without a remainder modulo the vector width, odd
+// numbers of sequences and variable lengths (which take the unfused path).
+TEST(EmpiricalRisk, GradientMatchesDirectSum) {
+  for (const char* lengths : {"3", "2", "4", "1:0.3,3:0.4,6:0.3"})
+    for (const std::size_t D : {8u, 13u, 36u, 64u, 101u})
+      for (const auto storage : {erm::precision::f64, erm::precision::f32}) {
+        const auto problem = make_problem(model::activation_kind::erf, lengths);
+        const auto t = erm::teacher::draw(D, 7);
+        const auto data =
+            erm::sequence_data::generate(problem, t, 37, 7, model::stream_purpose::training_data, storage, 1);
+        const Eigen::VectorXd w = erm::initial_weights(t, erm::initialisation::informed, 0.5, 7);
+        const auto Di = static_cast<Eigen::Index>(D);
+        const auto act = model::make_activation(problem.activation);
+        Eigen::VectorXd direct = Eigen::VectorXd::Zero(2 * Di);
+        for (std::size_t mu = 0; mu < data.size(); ++mu) {
+          const auto L = static_cast<Eigen::Index>(data.length(mu));
+          Eigen::MatrixXd X(L, Di);
+          for (Eigen::Index l = 0; l < L; ++l) X.row(l) = data.token(mu, static_cast<std::size_t>(l)).transpose();
+          const Eigen::VectorXd chi = X * w.head(Di) / std::sqrt(static_cast<double>(D));
+          const Eigen::VectorXd z = X * w.tail(Di) / std::sqrt(static_cast<double>(D));
+          Eigen::VectorXd sigma(L), jt(L);
+          act->vector_jacobian({chi.data(), static_cast<std::size_t>(L)}, {z.data(), static_cast<std::size_t>(L)},
+                               {sigma.data(), static_cast<std::size_t>(L)}, {jt.data(), static_cast<std::size_t>(L)});
+          const double r = sigma.dot(z) - data.label(mu);
+          direct.head(Di) += r * X.transpose() * jt / std::sqrt(static_cast<double>(D));
+          direct.tail(Di) += r * X.transpose() * sigma / std::sqrt(static_cast<double>(D));
+        }
+        direct.head(Di) += 0.3 * w.head(Di);
+        direct.tail(Di) += 0.7 * w.tail(Di);
+        const erm::empirical_risk risk(data, problem.activation, 0.3, 0.7, 2);
+        Eigen::VectorXd gradient;
+        const auto value = risk.evaluate(w, gradient);
+        EXPECT_NEAR(value.objective, direct_objective(data, problem, w, 0.3, 0.7), 1e-12 * std::abs(value.objective))
+            << "L=" << lengths << " D=" << D;
+        EXPECT_LT((gradient - direct).cwiseAbs().maxCoeff(), 1e-12 * direct.cwiseAbs().maxCoeff())
+            << "L=" << lengths << " D=" << D;
+      }
 }
 
 TEST(EmpiricalRisk, FreshTestRiskOfTheTeacher) {
