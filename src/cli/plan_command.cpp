@@ -95,6 +95,25 @@ std::function<int()> add_plan_command(CLI::App& app) {
       total.max_cost = std::max(total.max_cost, t.max_cost);
       total.max_memory = std::max(total.max_memory, t.max_memory);
     }
+    // Per-method totals where a method has several entries or the job several methods: what a
+    // cluster budget is split by.
+    std::vector<std::pair<std::string, tally>> per_method;
+    for (std::size_t e = 0; e < job.methods.size(); ++e) {
+      auto it = std::find_if(per_method.begin(), per_method.end(),
+                             [&](const auto& m) { return m.first == job.methods[e].name; });
+      if (it == per_method.end()) it = per_method.insert(per_method.end(), {job.methods[e].name, tally{}});
+      const auto& t = per_entry[e];
+      it->second.points += t.points;
+      it->second.units += t.units;
+      it->second.cost += t.cost;
+      it->second.max_cost = std::max(it->second.max_cost, t.max_cost);
+      it->second.max_memory = std::max(it->second.max_memory, t.max_memory);
+    }
+    if (per_method.size() > 1 || per_method.size() < job.methods.size())
+      for (const auto& [name, t] : per_method)
+        std::cout << std::left << std::setw(8) << "method" << std::setw(18) << name << std::right << std::setw(9)
+                  << t.points << std::setw(9) << t.units << std::setw(14) << human_seconds(t.cost) << std::setw(14)
+                  << human_seconds(t.max_cost) << std::setw(14) << human_bytes(t.max_memory) << "\n";
     std::cout << std::left << std::setw(26) << "total" << std::right << std::setw(9) << total.points << std::setw(9)
               << total.units << std::setw(14) << human_seconds(total.cost) << std::setw(14)
               << human_seconds(total.max_cost) << std::setw(14) << human_bytes(total.max_memory) << "\n";

@@ -91,5 +91,9 @@ tail -n 1 out.log | awk -F, '$1 == 1 && $2 <= $3 && $3 <= $4 && $4 / $2 - 1 <= 0
 expect 0 "$SLR_SWEEP" query j.h5 --where method=state-evolution --format csv --columns alpha_jump
 [ "$(grep -c '^nan$' out.log)" -eq 2 ] || { cat out.log; fail "alpha_jump not NaN in state-evolution rows"; }
 expect 0 "$SLR_SWEEP" plan good.toml
+# Per-method totals when a job has several methods.
+expect 0 "$SLR_SWEEP" plan jump.toml
+grep -q "^method  state-evolution  *2 " out.log && grep -q "^method  bayes-jump  *1 " out.log \
+  || { cat out.log; fail "plan: per-method totals"; }
 expect 0 "$SLR_SWEEP" point --method synthetic --alpha 1 --r-k 0 --r-v 0
 echo "run/resume command line: exit codes, refusals, --retry-failed, --extend and MPI-free commands as expected"
