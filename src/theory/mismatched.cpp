@@ -176,15 +176,58 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   const auto clamp = [&](std::array<double, 7>& x) {
     for (auto& v : x) v = std::clamp(v, -settings.box, settings.box);
   };
+  // The objective seen by L-BFGS-B, remembering the lowest point it was asked about: a line search
+  // that gives up leaves x at its last trial, not at the best point.
   struct objective_fn {
     decltype(value_and_gradient)& fn;
+    double best_value = std::numeric_limits<double>::infinity();
+    std::array<double, 7> best{}, best_gradient{};
     double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
       std::array<double, 7> a{}, ga{};
       for (int k = 0; k < 7; ++k) a[static_cast<std::size_t>(k)] = x[k];
       const double v = fn(a, ga);
       for (int k = 0; k < 7; ++k) grad[k] = ga[static_cast<std::size_t>(k)];
+      if (v < best_value) best_value = v, best = a, best_gradient = ga;
       return v;
     }
+  };
+  // Projected gradient in the box (components pushing out of an active bound removed).
+  const auto projected_norm = [&](const std::array<double, 7>& x, const std::array<double, 7>& g) {
+    double s = 0;
+    for (std::size_t k = 0; k < 7; ++k) {
+      const bool held = (x[k] <= -settings.box && g[k] > 0) || (x[k] >= settings.box && g[k] < 0);
+      if (!held) s += g[k] * g[k];
+    }
+    return std::sqrt(s);
+  };
+  // L-BFGS-B in the box from t. On the Monte Carlo objective the More–Thuente line search gives up
+  // well before a minimum where the curvature is small (a flat valley, a slow slide along it); the
+  // descent then restarts from the best point seen, with a fresh curvature memory, until the
+  // projected gradient is below `gradient_tolerance` or a restart no longer lowers 𝓔.
+  const auto lbfgs = [&](std::array<double, 7> t, double value, std::array<double, 7> g) {
+    LBFGSpp::LBFGSBParam<double> param;
+    param.epsilon = settings.gradient_tolerance;
+    param.epsilon_rel = 0;
+    param.max_iterations = settings.lbfgs_iterations;
+    param.max_linesearch = 60;
+    LBFGSpp::LBFGSBSolver<double> solver(param);
+    const Eigen::VectorXd lower = Eigen::VectorXd::Constant(7, -settings.box),
+                          upper = Eigen::VectorXd::Constant(7, settings.box);
+    objective_fn objective{value_and_gradient, value, t, g};
+    for (int restart = 0; restart < settings.lbfgs_restarts; ++restart) {
+      if (projected_norm(objective.best, objective.best_gradient) <= settings.gradient_tolerance) break;
+      const double before = objective.best_value;
+      Eigen::VectorXd x(7);
+      for (int k = 0; k < 7; ++k) x[k] = objective.best[static_cast<std::size_t>(k)];
+      double fx = before;
+      try {
+        solver.minimize(objective, x, fx, lower, upper);
+      } catch (const std::exception&) {
+        // The line search could not progress: restart from the best point below.
+      }
+      if (!(objective.best_value < before - 1e-13 * std::max(1.0, std::abs(before)))) break;
+    }
+    return objective.best;
   };
   // One descent from the swapped start M = [[0, 1], [1, 0]], R = 0: optionally capped first steps
   // (no line search may jump from the swapped start onto a saturated plateau), then L-BFGS-B in the box.
@@ -209,26 +252,7 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
         if (scale < 1e-8) break;
       }
     }
-    objective_fn objective{value_and_gradient};
-    LBFGSpp::LBFGSBParam<double> param;
-    param.epsilon = 1e-9;
-    param.epsilon_rel = 1e-10;
-    param.max_iterations = settings.lbfgs_iterations;
-    param.max_linesearch = 60;
-    LBFGSpp::LBFGSBSolver<double> solver(param);
-    Eigen::VectorXd x(7), lower = Eigen::VectorXd::Constant(7, -settings.box),
-                          upper = Eigen::VectorXd::Constant(7, settings.box);
-    for (int k = 0; k < 7; ++k) x[k] = t[static_cast<std::size_t>(k)];
-    double fx = value;
-    try {
-      solver.minimize(objective, x, fx, lower, upper);
-    } catch (const std::exception&) {
-      // A line search that cannot progress on the flat Monte Carlo objective ends the descent at x.
-    }
-    std::array<double, 7> end{};
-    for (int k = 0; k < 7; ++k) end[static_cast<std::size_t>(k)] = x[k];
-    if (fx <= value) t = end;
-    return t;
+    return lbfgs(t, value, g);
   };
   // Both descents, the lower end point kept: the plain one is what a gradient method does from the
   // swapped start; the capped one rescues it where its first line search lands on a saturated
@@ -251,10 +275,17 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   out.descended_risk.value += delta2;
   out.risk = out.descended_risk;
   out.matched = minimise_population_risk(problem, mc);
+  // The descent lives in the box |θ_i| ≤ box; where the matched minimum lies beyond it (|k| → ∞ for
+  // softmax at max-SLR ν = ∞, a large but finite |k| for the softplus kernel there) the descent
+  // can only fall back to the matched minimum within the box, which is then the reference point.
+  const auto outside = [&](const population_minimum& pm) {
+    return std::abs(pm.argmin.m_kk) > settings.box || std::sqrt(std::max(0.0, pm.argmin.residual()(0, 0))) > settings.box;
+  };
+  out.matched_in_box = outside(out.matched) ? minimise_population_risk(problem, mc, {settings.box}) : out.matched;
 
   // E on this estimator and sample, at the matched argmin (R = LLᵀ by Cholesky), so that ℶ − E
   // carries no difference between estimators.
-  const auto& em = out.matched.argmin;
+  const auto& em = out.matched_in_box.argmin;
   const Eigen::Matrix2d R = em.residual();
   const double ea = std::sqrt(std::max(0.0, R(0, 0)));
   const double eb = ea > 1e-12 ? R(0, 1) / ea : 0.0;
@@ -264,12 +295,23 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   out.matched_risk_same_estimator = matched_here;
 
   const bool at_box = std::any_of(t.begin(), t.end(), [&](double v) { return std::abs(v) >= settings.box * (1 - 1e-6); });
-  const auto& e = out.matched.argmin;
+  const auto& e = em;
   const auto& m = out.argmin;
-  const bool same_overlaps = std::abs(std::abs(m.m_kk) - std::abs(e.m_kk)) < 0.05 && std::abs(m.m_kv) < 0.05 &&
-                             std::abs(m.m_vk) < 0.05 && std::abs(std::abs(m.m_vv) - std::abs(e.m_vv)) < 0.05;
-  if (out.matched.unbounded && std::abs(out.risk.value - matched_here) < 2e-3) {
-    out.outcome = mismatched_outcome::collapsed; // fell back to the matched minimum, itself at |k| → ∞
+  // Back at the matched minimum: on 𝓜 (a distinct minimum has all four entries of M non-zero),
+  // the same risk, and the same m_kk, m_vv. At large ν the matched minimum is flat along m_kk
+  // (𝓔 changes by ~1e-4 over a few per cent of m_kk ~ ν for the softplus kernel), so m_kk is
+  // compared relatively.
+  const bool same_overlaps = std::abs(m.m_kv) < 0.05 && std::abs(m.m_vk) < 0.05 &&
+                             std::abs(std::abs(m.m_kk) - std::abs(e.m_kk)) < 0.05 * std::max(1.0, std::abs(e.m_kk)) &&
+                             std::abs(std::abs(m.m_vv) - std::abs(e.m_vv)) < 0.05;
+  if (std::abs(out.risk.value - matched_here) < 2e-4 && same_overlaps) {
+    // The end point is the matched minimum: ℶ = E. Its order parameters are reported from the
+    // matched minimisation on 𝓜, whose estimator integrates z* exactly: the seven-parameter
+    // estimator samples z*, and along the flat m_kk direction its minimiser scatters several times
+    // more between samples (max-SLR, L = 3, erf, ν ≥ 10: ±0.015 against ±0.004).
+    out.outcome = mismatched_outcome::collapsed;
+    out.argmin = e;
+    out.risk = out.matched_in_box.risk;
   } else if (at_box) {
     out.outcome = mismatched_outcome::runaway;
     if (problem.activation.kind == model::activation_kind::linear && problem.task.kind() == model::task_kind::spiked &&
@@ -278,8 +320,6 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
       const double L = problem.lengths.mean();
       out.risk = {delta2 + L / (L + problem.task.nu()), 0.0};
     }
-  } else if (std::abs(out.risk.value - matched_here) < 2e-4 && same_overlaps) {
-    out.outcome = mismatched_outcome::collapsed;
   } else {
     out.outcome = mismatched_outcome::distinct;
   }

@@ -84,6 +84,31 @@ TEST(Mismatched, MirrorSymmetryAndSoftmaxAttainsBayes) {
   EXPECT_NEAR(matched.risk.value, bayes.value, 2e-3);
 }
 
+TEST(Mismatched, SwappedStartFallsBackToTheMatchedMinimum) {
+  // Max-SLR, L = 3: the swapped start collapses. Linear attention at ν = 30: the first line search
+  // of the plain descent stalls far from any minimum (𝓔 ≈ 0.77) and the capped walk slides off to
+  // |m_kv| → ∞; the restarted descent reaches the matched minimum. Softmax at ν = ∞: the matched
+  // minimum lies at |k| → ∞, and the descent ends on the box along it.
+  const mc_settings mc{20000, 2024, 0};
+  {
+    const auto r = minimise_from_swapped_start(make("max", 30, 3, "linear"), mc);
+    EXPECT_EQ(mismatched_outcome_name(r.outcome), "collapsed");
+    EXPECT_NEAR(r.theta[0], r.matched.argmin.m_kk, 0.03);      // m_kk of the descent's own end point
+    EXPECT_NEAR(r.theta[2], 0.0, 0.03);                        // m_kv
+    EXPECT_NEAR(r.descended_risk.value, r.matched_risk_same_estimator, 2e-4);
+    EXPECT_DOUBLE_EQ(r.argmin.m_kk, r.matched.argmin.m_kk);
+  }
+  {
+    const auto r = minimise_from_swapped_start(make("max", std::numeric_limits<double>::infinity(), 3, "softmax"), mc);
+    EXPECT_EQ(mismatched_outcome_name(r.outcome), "collapsed");
+    EXPECT_TRUE(r.matched.unbounded);
+    EXPECT_TRUE(r.matched_in_box.unbounded);
+    EXPECT_NEAR(r.theta[0], 40.0, 1e-9);
+    EXPECT_NEAR(r.descended_risk.value, r.matched_risk_same_estimator, 2e-4);
+    EXPECT_LT(r.matched.risk.value, r.risk.value); // E_σ itself is the |k| → ∞ limit, below the box
+  }
+}
+
 double nu_of(const nlohmann::json& e) {
   return e["nu"].is_string() ? std::numeric_limits<double>::infinity() : e["nu"].get<double>();
 }
@@ -160,10 +185,18 @@ TEST(Mismatched, ReferenceCasesSpikedNuFour) {
 
 TEST(MismatchedSlow, EveryReferenceCaseAwayFromTheBranchEnd) {
   if (std::getenv("SLR_RUN_SLOW") == nullptr) GTEST_SKIP() << "set SLR_RUN_SLOW=1 (ctest -L slow does)";
+  // S = 1e5 as the reference; distinct minima with a flat direction (the reference's smallest
+  // Hessian eigenvalue below 0.02) at S = 4e5: the Monte Carlo error of an argmin grows like the
+  // inverse of that eigenvalue, and at S = 1e5 it exceeds the 0.03 allowed on the order parameters
+  // (spiked L = 10 softmax, m_kv: off by 0.04 at S = 1e5 for several seeds; at 4e5 within 0.001 at
+  // ν = 4 and 0.033 at ν = 2, the flattest case, λ_min = 0.009, where two seeds differ by 0.033).
   int checked = 0;
   for (const auto& c : reference_cases())
     if (c.away_from_branch_end) {
-      check_case(c.entry, 100000);
+      const auto& e = c.entry;
+      const bool flat = e["Beth_status"].get<std::string>().starts_with("distinct") &&
+                        e["Beth_hess_min_eig"].is_number() && e["Beth_hess_min_eig"].get<double>() < 0.02;
+      check_case(e, flat ? 400000 : 100000);
       ++checked;
     }
   std::cout << checked << " reference cases checked\n";

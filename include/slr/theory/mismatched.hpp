@@ -14,8 +14,10 @@
 namespace slr::theory {
 
 /// distinct: a local minimum other than the matched one (gradient ~ 0); collapsed: the descent
-/// fell back to the matched minimum (|ℶ − E| < 2e-4 and overlaps within 0.05); runaway: a
-/// parameter reached the box |θ_i| ≤ box (linear attention in spiked-SLR runs off to |k| → ∞).
+/// fell back to the matched minimum within the box (|ℶ − E| < 2e-4 on the same estimator, m_kv and
+/// m_vk within 0.05 of 0, m_vv within 0.05, m_kk within 5 % or 0.05), also where that minimum sits
+/// at the box because it lies at |k| → ∞; runaway: otherwise a parameter reached the box
+/// |θ_i| ≤ box (linear attention in spiked-SLR runs off to |k| → ∞).
 enum class mismatched_outcome { distinct, collapsed, runaway };
 [[nodiscard]] std::string_view mismatched_outcome_name(mismatched_outcome outcome) noexcept;
 
@@ -24,19 +26,23 @@ struct mismatched_settings {
   double first_step_cap = 0.05;   ///< largest step in θ of the first, capped descent phase
   double capped_until = 1e-3;     ///< gradient norm below which L-BFGS-B takes over
   int capped_iterations = 2000;   ///< at most this many capped steps
-  int lbfgs_iterations = 500;
+  int lbfgs_iterations = 500;     ///< per L-BFGS-B run
+  int lbfgs_restarts = 20;        ///< restarts from the best point after a failed line search
+  double gradient_tolerance = 1e-8; ///< projected |∇𝓔| at which a descent stops
 };
 
 struct mismatched_minimum {
-  mc_estimate risk;                   ///< ℶ_σ (for a linear spiked runaway: the closed-form limit, stderr 0)
+  mc_estimate risk;                   ///< ℶ_σ (collapsed: E_σ within the box; linear spiked runaway: the closed-form limit, stderr 0)
   mc_estimate descended_risk;         ///< 𝓔 at the end point of the descent itself
-  model::order_parameters argmin;     ///< the end point (M, Q)
+  model::order_parameters argmin;     ///< the end point (M, Q); collapsed: matched_in_box.argmin
   std::array<double, 7> theta{};      ///< the end point in the descent's coordinates
   mismatched_outcome outcome = mismatched_outcome::distinct;
   double gradient_norm = 0;           ///< |∇𝓔| at the end point
   int evaluations = 0;
-  population_minimum matched;         ///< E_σ on the same sample (the reference point of `collapsed`)
-  double matched_risk_same_estimator = 0; ///< 𝓔 at matched.argmin with the descent's estimator (same sample)
+  population_minimum matched;         ///< E_σ on the same sample
+  population_minimum matched_in_box;  ///< the matched minimum with |m_kk|, √R_kk ≤ box (= matched unless that lies
+                                      ///< beyond the box): the reference point of `collapsed`
+  double matched_risk_same_estimator = 0; ///< 𝓔 at matched_in_box.argmin with the descent's estimator (same sample)
 };
 
 /// Descends 𝓔 from the swapped start. Throws std::invalid_argument for bad settings or problem.
