@@ -1,6 +1,5 @@
 #include "synthetic_archive.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -27,42 +26,6 @@ std::uint64_t point_id(const grid::point& point, std::uint32_t repeat) {
   return model::stable_hash(point.canonical() + ";repeat=" + std::to_string(repeat));
 }
 
-archive::point_row point_row_of(const grid::point& p, std::uint32_t repeat, std::uint64_t id,
-                                const grid::result_record& record) {
-  archive::point_row row;
-  row.point_id = id;
-  row.repeat = repeat;
-  row.seed = p.seed;
-  row.method = p.method;
-  row.task = p.problem.task.name();
-  row.nu = p.problem.task.nu();
-  row.L = p.problem.lengths.is_fixed() ? static_cast<std::int64_t>(p.problem.lengths.support().front().length) : -1;
-  row.L_pmf = p.problem.lengths.to_string();
-  row.delta = p.problem.delta;
-  row.activation = p.problem.activation.kind_name();
-  row.erf_offset = p.problem.activation.kind == model::activation_kind::erf ? p.problem.activation.erf_offset
-                                                                             : std::nan("");
-  row.alpha = p.alpha;
-  row.r_k = p.r_k;
-  row.r_v = p.r_v;
-  for (const auto& [key, value] : p.options) {
-    if (!row.options.empty()) row.options += ';';
-    row.options += key + "=" + value;
-  }
-  row.status = std::string(grid::status_name(record.status));
-  row.message = record.message;
-  row.extra_json = record.extra_json;
-  row.completed_unix =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  for (const auto& column : grid::result_columns) row.value_names.push_back(archive::archive_column_name(column));
-  row.values.assign(record.values.begin(), record.values.end());
-  for (const auto& [name, value] : record.method_values) {
-    row.value_names.push_back(name);
-    row.values.push_back(value);
-  }
-  return row;
-}
-
 void write_archive(const std::filesystem::path& path, const std::vector<synthetic_row>& rows) {
   const archive::journal_job job{"name = \"synthetic\"\nseed = 1\n[[method]]\nname = \"population\"\n",
                                  "5e7a1c0de5e7a1c0", "<synthetic>", "synthetic"};
@@ -85,7 +48,7 @@ void write_archive(const std::filesystem::path& path, const std::vector<syntheti
     record.status = r.status;
     if (r.status == grid::status::failed) record.message = "synthetic failure";
     for (const auto& [name, value] : r.values) record.set(name, value);
-    batch.push_back(point_row_of(p, r.repeat, id, record));
+    batch.push_back(archive::make_point_row(p, r.repeat, id, record));
   }
   writer.record_batch(batch);
   writer.end_run("complete");

@@ -32,9 +32,6 @@ synthetic_row make_row(std::string method, std::string task, std::string activat
 /// The sweep identity of an unchained point (as job expansion computes it).
 [[nodiscard]] std::uint64_t point_id(const grid::point& point, std::uint32_t repeat);
 
-/// The archive row of a finished point (as a sweep records it; completed now).
-[[nodiscard]] archive::point_row point_row_of(const grid::point& point, std::uint32_t repeat, std::uint64_t id,
-                                              const grid::result_record& record);
 
 /// Writes an archive holding exactly these rows (one run).
 void write_archive(const std::filesystem::path& path, const std::vector<synthetic_row>& rows);

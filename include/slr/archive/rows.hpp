@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "slr/grid/point.hpp"
 #include "slr/grid/result_record.hpp"
 
 namespace slr::archive {
@@ -48,5 +49,14 @@ struct run_row {
 
 /// Archive column name of a result column: dots → underscores.
 [[nodiscard]] std::string archive_column_name(std::string_view result_column);
+
+/// The row of a finished point: its parameters and options, its identity within its job
+/// (`point_id`), repeat and seed beside the result record (values = all grid::result_columns, then
+/// the method's own columns); completed_unix is now, run_index is left to the writer.
+[[nodiscard]] point_row make_point_row(const grid::point& point, std::uint32_t repeat, std::uint64_t point_id,
+                                       const grid::result_record& record);
+
+/// Canonical "key=value;…" text of a point's options.
+[[nodiscard]] std::string options_text(const grid::point& point);
 
 } // namespace slr::archive

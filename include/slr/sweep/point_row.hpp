@@ -14,7 +14,6 @@ namespace slr::sweep {
 /// method's own values); completed_unix is now, run_index is left to the writer.
 [[nodiscard]] archive::point_row make_point_row(const job::sweep_point& point, const grid::result_record& record);
 
-/// Canonical "key=value;…" text of a point's options.
-[[nodiscard]] std::string options_text(const grid::point& point);
+using archive::options_text;
 
 } // namespace slr::sweep
