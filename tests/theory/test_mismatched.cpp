@@ -143,37 +143,50 @@ std::vector<reference_case> reference_cases() {
   return out;
 }
 
-void check_case(const nlohmann::json& e, std::size_t samples) {
+// `seeds` independent samples (seeds 2024, 2025, …); their mean is compared, as the reference
+// quotes the mean of two samples.
+void check_case(const nlohmann::json& e, std::size_t samples, int seeds = 1) {
   std::string activation = e["activation"];
   if (activation == "softplus") activation = "softplus-kernel";
   const double nu = nu_of(e);
   auto problem = make(e["task"], nu, e["L"].get<std::size_t>(), activation);
   problem.activation.erf_offset = e["c"].get<double>();
-  const auto result = minimise_from_swapped_start(problem, {samples, 2024, 0});
   const std::string status = e["Beth_status"];
   const std::string label = e["task"].get<std::string>() + " nu=" + std::to_string(nu) + " L=" +
                             std::to_string(e["L"].get<int>()) + " " + activation;
   const std::string expected = status.starts_with("runaway") ? "runaway" : status.starts_with("distinct") ? "distinct" : "collapsed";
-  EXPECT_EQ(mismatched_outcome_name(result.outcome), expected) << label << ": risk " << result.risk.value;
-  const double error = 3 * (result.descended_risk.stderr + e["Beth_err"].get<double>()) + 2e-4;
-  if (expected == "runaway") {
-    // The descent's end point at the box, and the reported value: the closed-form limit where known.
-    EXPECT_NEAR(result.descended_risk.value, e["Beth"].get<double>(), error) << label;
-    if (e["Beth_closed_runaway_limit"].is_number()) {
+  double risk = 0, descended = 0, stderr_sum = 0, m_kk = 0, m_vv = 0, m_kv = 0, m_vk = 0;
+  for (int k = 0; k < seeds; ++k) {
+    const auto result = minimise_from_swapped_start(problem, {samples, 2024u + static_cast<std::uint64_t>(k), 0});
+    EXPECT_EQ(mismatched_outcome_name(result.outcome), expected) << label << ": risk " << result.risk.value;
+    if (expected == "runaway" && e["Beth_closed_runaway_limit"].is_number()) {
       EXPECT_NEAR(result.risk.value, e["Beth_closed_runaway_limit"].get<double>(), 1e-12) << label;
     }
+    risk += result.risk.value / seeds;
+    descended += result.descended_risk.value / seeds;
+    stderr_sum += result.descended_risk.stderr;
+    // The mirror pair has equal risk: compare the entries whose sign the symmetry keeps, and the
+    // others up to sign.
+    m_kk += result.argmin.m_kk / seeds;
+    m_vv += result.argmin.m_vv / seeds;
+    m_kv += std::abs(result.argmin.m_kv) / seeds;
+    m_vk += std::abs(result.argmin.m_vk) / seeds;
+  }
+  // Standard error of the mean of `seeds` independent estimates.
+  const double ours = stderr_sum / seeds / std::sqrt(static_cast<double>(seeds));
+  const double error = 3 * (ours + e["Beth_err"].get<double>()) + 2e-4;
+  if (expected == "runaway") {
+    // The descent's end point at the box, and the reported value: the closed-form limit where known.
+    EXPECT_NEAR(descended, e["Beth"].get<double>(), error) << label;
     return;
   }
-  EXPECT_NEAR(result.risk.value, e["Beth"].get<double>(), error) << label;
+  EXPECT_NEAR(risk, e["Beth"].get<double>(), error) << label;
   const auto& ref = e["Beth_params"];
-  const auto& op = result.argmin;
   const double op_tol = activation == "softplus-kernel" ? 0.15 : 0.03;
-  // The mirror pair has equal risk: compare the entries whose sign the symmetry keeps, and the
-  // others up to sign.
-  EXPECT_NEAR(op.m_kk, ref["m_kk"].get<double>(), op_tol) << label;
-  EXPECT_NEAR(op.m_vv, ref["m_vv"].get<double>(), op_tol) << label;
-  EXPECT_NEAR(std::abs(op.m_kv), std::abs(ref["m_kv"].get<double>()), op_tol) << label;
-  EXPECT_NEAR(std::abs(op.m_vk), std::abs(ref["m_vk"].get<double>()), op_tol) << label;
+  EXPECT_NEAR(m_kk, ref["m_kk"].get<double>(), op_tol) << label;
+  EXPECT_NEAR(m_vv, ref["m_vv"].get<double>(), op_tol) << label;
+  EXPECT_NEAR(m_kv, std::abs(ref["m_kv"].get<double>()), op_tol) << label;
+  EXPECT_NEAR(m_vk, std::abs(ref["m_vk"].get<double>()), op_tol) << label;
 }
 
 TEST(Mismatched, ReferenceCasesSpikedNuFour) {
@@ -186,8 +199,9 @@ TEST(Mismatched, ReferenceCasesSpikedNuFour) {
 TEST(MismatchedSlow, EveryReferenceCaseAwayFromTheBranchEnd) {
   if (std::getenv("SLR_RUN_SLOW") == nullptr) GTEST_SKIP() << "set SLR_RUN_SLOW=1 (ctest -L slow does)";
   // S = 1e5 as the reference; distinct minima with a flat direction (the reference's smallest
-  // Hessian eigenvalue below 0.02) at S = 4e5: the Monte Carlo error of an argmin grows like the
-  // inverse of that eigenvalue, and at S = 1e5 it exceeds the 0.03 allowed on the order parameters
+  // Hessian eigenvalue below 0.02) as the mean of two samples of S = 4e5: the Monte Carlo error of
+  // an argmin grows like the inverse of that eigenvalue, and at S = 1e5 it exceeds the 0.03 allowed
+  // on the order parameters
   // (spiked L = 10 softmax, m_kv: off by 0.04 at S = 1e5 for several seeds; at 4e5 within 0.001 at
   // ν = 4 and 0.033 at ν = 2, the flattest case, λ_min = 0.009, where two seeds differ by 0.033).
   int checked = 0;
@@ -196,7 +210,7 @@ TEST(MismatchedSlow, EveryReferenceCaseAwayFromTheBranchEnd) {
       const auto& e = c.entry;
       const bool flat = e["Beth_status"].get<std::string>().starts_with("distinct") &&
                         e["Beth_hess_min_eig"].is_number() && e["Beth_hess_min_eig"].get<double>() < 0.02;
-      check_case(e, flat ? 400000 : 100000);
+      check_case(e, flat ? 400000 : 100000, flat ? 2 : 1);
       ++checked;
     }
   std::cout << checked << " reference cases checked\n";
