@@ -261,7 +261,7 @@ TEST(FixedPoint, IllBehavedCaseEndsWithAStatus) {
 
 // The physical checks of a converged state (docs/theory.md §6). Linear attention at α = 4, r = 0.1
 // converges from either start to a key anti-aligned with the teacher (m_kk* < 0, test risk ≈ 10–15)
-// while informed ERM sits at m_kk* ≈ +0.33 (docs/theory.md §7.3): other_branch. The reference
+// while informed ERM sits at m_kk* ≈ +0.33 (docs/theory.md §6): other_branch. The reference
 // cases at r = 1 pass. Hand-made states exercise the unphysical rules and the linear mirror.
 TEST(FixedPoint, PhysicalChecksFlagTheAntiAlignedLinearState) {
   auto p = default_problem();
