@@ -29,7 +29,9 @@ constexpr std::uint32_t max_payload = 1u << 30;
 constexpr std::string_view header_text_v1 = "slr-sweep journal v1";
 constexpr std::string_view header_text_v2 = "slr-sweep journal v2";
 
-enum record_type : std::uint32_t { header = 1, job = 2, run_begin = 3, run_end = 4, point = 5, schema = 6 };
+// point (5) is the first schema's fixed-column point record, read only; point_kv (7) the
+// self-describing one written now.
+enum record_type : std::uint32_t { header = 1, job = 2, run_begin = 3, run_end = 4, point = 5, schema = 6, point_kv = 7 };
 
 const char* record_type_name(std::uint32_t type) {
   switch (type) {
@@ -37,7 +39,8 @@ const char* record_type_name(std::uint32_t type) {
   case job: return "job";
   case run_begin: return "run-begin";
   case run_end: return "run-end";
-  case point: return "point";
+  case point:
+  case point_kv: return "point";
   case schema: return "column-schema";
   default: return "unknown";
   }
@@ -128,13 +131,6 @@ std::uint64_t schema_hash(const std::vector<std::string>& names) {
   return model::stable_hash(text);
 }
 
-std::string encode_schema(const std::vector<std::string>& names) {
-  encoder e;
-  e.u64(schema_hash(names));
-  e.u32(static_cast<std::uint32_t>(names.size()));
-  for (const auto& n : names) e.str(n);
-  return frame(schema, e.bytes());
-}
 
 std::string encode_header() {
   encoder e;
@@ -167,6 +163,8 @@ struct entry_encoder {
     e.str(r.exit_reason);
     return frame(run_end, e.bytes());
   }
+  // Self-describing: every parameter as (name, kind, value), every result that was produced as
+  // (name, value); a result left out is NaN (not produced by the method).
   std::string operator()(const point_row& p) const {
     if (p.values.size() != p.value_names.size())
       throw journal_error("point record: " + std::to_string(p.values.size()) + " values for " +
@@ -178,24 +176,28 @@ struct entry_encoder {
     e.u32(p.run_index);
     e.f64(p.completed_unix);
     e.str(p.method);
-    e.str(p.task);
-    e.f64(p.nu);
-    e.i64(p.L);
-    e.str(p.L_pmf);
-    e.f64(p.delta);
-    e.str(p.activation);
-    e.f64(p.erf_offset);
-    e.f64(p.alpha);
-    e.f64(p.r_k);
-    e.f64(p.r_v);
-    e.str(p.options);
+    e.u32(static_cast<std::uint32_t>(p.parameters.size()));
+    for (const auto& cell : p.parameters) {
+      e.str(cell.name);
+      e.u32(static_cast<std::uint32_t>(cell.type));
+      switch (cell.type) {
+      case grid::parameter_value::kind::integer: e.i64(cell.integer); break;
+      case grid::parameter_value::kind::real: e.f64(cell.real); break;
+      case grid::parameter_value::kind::text: e.str(cell.text); break;
+      }
+    }
     e.str(p.status);
     e.str(p.message);
     e.str(p.extra_json);
-    e.u64(schema_hash(p.value_names));
-    e.u32(static_cast<std::uint32_t>(p.values.size()));
-    for (double v : p.values) e.f64(v);
-    return frame(point, e.bytes());
+    std::uint32_t produced = 0;
+    for (double v : p.values) produced += std::isnan(v) ? 0 : 1;
+    e.u32(produced);
+    for (std::size_t i = 0; i < p.values.size(); ++i)
+      if (!std::isnan(p.values[i])) {
+        e.str(p.value_names[i]);
+        e.f64(p.values[i]);
+      }
+    return frame(point_kv, e.bytes());
   }
 };
 
@@ -428,7 +430,7 @@ private:
       schemas_[hash] = std::move(names);
       return true;
     }
-    case point: {
+    case point: { // the first schema's fixed columns, typed on reading
       point_row p;
       p.point_id = d.u64();
       p.repeat = d.u32();
@@ -436,17 +438,18 @@ private:
       p.run_index = d.u32();
       p.completed_unix = d.f64();
       p.method = d.str();
-      p.task = d.str();
-      p.nu = d.f64();
-      p.L = d.i64();
-      p.L_pmf = d.str();
-      p.delta = d.f64();
-      p.activation = d.str();
-      p.erf_offset = d.f64();
-      p.alpha = d.f64();
-      p.r_k = d.f64();
-      p.r_v = d.f64();
-      p.options = d.str();
+      const auto task = d.str();
+      const auto nu = d.f64();
+      const auto L = d.i64();
+      const auto L_pmf = d.str();
+      const auto delta = d.f64();
+      const auto activation = d.str();
+      const auto erf_offset = d.f64();
+      const auto alpha = d.f64();
+      const auto r_k = d.f64();
+      const auto r_v = d.f64();
+      const auto options = d.str();
+      p.parameters = schema1_parameters(task, nu, L, L_pmf, delta, activation, erf_offset, alpha, r_k, r_v, options);
       p.status = d.str();
       p.message = d.str();
       p.extra_json = d.str();
@@ -459,6 +462,45 @@ private:
       p.value_names = *names;
       p.values.resize(n);
       for (auto& v : p.values) v = d.f64();
+      on_entry(journal_entry{std::move(p)});
+      return true;
+    }
+    case point_kv: {
+      point_row p;
+      p.point_id = d.u64();
+      p.repeat = d.u32();
+      p.seed = d.u64();
+      p.run_index = d.u32();
+      p.completed_unix = d.f64();
+      p.method = d.str();
+      const auto n_parameters = d.u32();
+      for (std::uint32_t i = 0; i < n_parameters; ++i) {
+        auto name = d.str();
+        switch (d.u32()) {
+        case 0: p.parameters.push_back(grid::parameter_value::of_integer(std::move(name), d.i64())); break;
+        case 1: p.parameters.push_back(grid::parameter_value::of_real(std::move(name), d.f64())); break;
+        case 2: p.parameters.push_back(grid::parameter_value::of_text(std::move(name), d.str())); break;
+        default: throw journal_error(what_ + ": point record with an unknown parameter kind");
+        }
+      }
+      p.status = d.str();
+      p.message = d.str();
+      p.extra_json = d.str();
+      // Every result column of this build, NaN unless the record holds it; then the others.
+      p.value_names = standard_schema();
+      p.values.assign(p.value_names.size(), std::numeric_limits<double>::quiet_NaN());
+      const auto n_values = d.u32();
+      for (std::uint32_t i = 0; i < n_values; ++i) {
+        auto name = d.str();
+        const double value = d.f64();
+        const auto it = std::find(p.value_names.begin(), p.value_names.end(), name);
+        if (it != p.value_names.end()) {
+          p.values[static_cast<std::size_t>(it - p.value_names.begin())] = value;
+        } else {
+          p.value_names.push_back(std::move(name));
+          p.values.push_back(value);
+        }
+      }
       on_entry(journal_entry{std::move(p)});
       return true;
     }
@@ -586,8 +628,7 @@ journal_writer::journal_writer(int fd, std::filesystem::path path, std::uint64_t
     : fd_(fd), path_(std::move(path)), size_(size) {}
 
 journal_writer::journal_writer(journal_writer&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), size_(other.size_),
-      schemas_(std::move(other.schemas_)) {}
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), size_(other.size_) {}
 
 journal_writer& journal_writer::operator=(journal_writer&& other) noexcept {
   if (this != &other) {
@@ -595,7 +636,6 @@ journal_writer& journal_writer::operator=(journal_writer&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     path_ = std::move(other.path_);
     size_ = other.size_;
-    schemas_ = std::move(other.schemas_);
   }
   return *this;
 }
@@ -652,7 +692,6 @@ journal_writer journal_writer::open(const std::filesystem::path& path, journal_c
   contents = {};
   const std::string bytes = read_whole(fd, "journal " + path.string());
   scanner.scan(bytes, contents, [&](journal_entry&& e) { contents.entries.push_back(std::move(e)); });
-  for (const auto& [hash, names] : scanner.schemas()) writer.schemas_.insert(hash);
   if (contents.damaged()) {
     if (!accept_damage)
       throw journal_damaged_error(
@@ -680,18 +719,11 @@ void journal_writer::rewrite(const std::vector<journal_entry>& entries, const st
   ::unlink(temporary.c_str()); // a leftover of an interrupted salvage holds nothing of value
   const int fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw journal_error("cannot create " + temporary.string() + ": " + errno_text());
-  std::unordered_set<std::uint64_t> schemas;
   try {
     // Lock the new file before it becomes visible under the journal's name.
     take_lock(fd, temporary);
     std::string bytes = encode_header();
-    for (const auto& entry : entries) {
-      if (const auto* p = std::get_if<point_row>(&entry)) {
-        const auto hash = schema_hash(p->value_names);
-        if (schemas.insert(hash).second) bytes += encode_schema(p->value_names);
-      }
-      bytes += encode_record(entry);
-    }
+    for (const auto& entry : entries) bytes += encode_record(entry);
     write_all(fd, bytes, temporary.string());
     if (fsync(fd) != 0) throw journal_error("cannot fsync " + temporary.string() + ": " + errno_text());
     if (!keep_old_as.empty() && ::link(path_.c_str(), keep_old_as.c_str()) != 0)
@@ -707,16 +739,10 @@ void journal_writer::rewrite(const std::vector<journal_entry>& entries, const st
   }
   ::close(fd_); // the old journal (still reachable as keep_old_as) and its lock
   fd_ = fd;
-  schemas_ = std::move(schemas);
 }
 
 void journal_writer::append(const journal_entry& entry) {
-  std::string bytes;
-  if (const auto* p = std::get_if<point_row>(&entry)) {
-    const auto hash = schema_hash(p->value_names);
-    if (!schemas_.contains(hash)) bytes = encode_schema(p->value_names);
-  }
-  bytes += encode_record(entry);
+  const std::string bytes = encode_record(entry);
   try {
     write_all(fd_, bytes, path_.string());
   } catch (...) {
@@ -727,7 +753,6 @@ void journal_writer::append(const journal_entry& entry) {
     throw;
   }
   size_ += bytes.size();
-  if (const auto* p = std::get_if<point_row>(&entry)) schemas_.insert(schema_hash(p->value_names));
 }
 
 void journal_writer::sync() {

@@ -12,6 +12,20 @@
 namespace slr::archive {
 
 namespace {
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+} // namespace
+
+namespace {
 
 // Reads one member of a compound dataset by name (HDF5 converts by member name).
 template <class T>
@@ -151,6 +165,11 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
   a.snapshot_unix = h5::read_double_attribute(file, "snapshot_unix");
   a.journal_bytes = static_cast<std::uint64_t>(h5::read_int_attribute(file, "journal_bytes"));
   a.journal_points = static_cast<std::uint64_t>(h5::read_int_attribute(file, "journal_points"));
+  if (a.schema_version >= 2) {
+    const auto points = h5::dataset_open(file, "points");
+    if (h5::has_attribute(points, "parameter_descriptions"))
+      a.parameter_descriptions = h5::read_text_attribute(points, "parameter_descriptions");
+  }
 }
 
 reader::reader(reader&&) noexcept = default;
@@ -186,30 +205,55 @@ std::vector<point_row> reader::points() const {
   u64("repeat", [](point_row& r, std::uint64_t v) { r.repeat = static_cast<std::uint32_t>(v); });
   u64("seed", [](point_row& r, std::uint64_t v) { r.seed = v; });
   u64("run_index", [](point_row& r, std::uint64_t v) { r.run_index = static_cast<std::uint32_t>(v); });
-  if (find_member(members, "L") != nullptr) {
-    const auto v = read_number_column<std::int64_t>(dataset, n, "L", H5T_NATIVE_INT64);
-    for (std::size_t i = 0; i < n; ++i) rows[i].L = v[i];
-  }
   text("method", &point_row::method);
-  text("task", &point_row::task);
-  text("L_pmf", &point_row::L_pmf);
-  text("activation", &point_row::activation);
-  text("options", &point_row::options);
   text("status", &point_row::status);
   text("message", &point_row::message);
   text("extra_json", &point_row::extra_json);
-  f64("nu", &point_row::nu);
-  f64("delta", &point_row::delta);
-  f64("erf_offset", &point_row::erf_offset);
-  f64("alpha", &point_row::alpha);
-  f64("r_k", &point_row::r_k);
-  f64("r_v", &point_row::r_v);
   f64("completed_unix", &point_row::completed_unix);
-  static const std::set<std::string> fixed_columns = {"nu",  "delta", "erf_offset", "alpha",
-                                                      "r_k", "r_v",   "completed_unix"};
+  const auto numbers = [&](const std::string& name) {
+    return find_member(members, name) == nullptr ? std::vector<double>(n, std::nan(""))
+                                                 : read_number_column<double>(dataset, n, name, H5T_NATIVE_DOUBLE);
+  };
+  const auto texts = [&](const std::string& name) {
+    const auto* m = find_member(members, name);
+    return m == nullptr ? std::vector<std::string>(n) : read_text_column(dataset, n, name, m->type.get());
+  };
+  std::set<std::string> not_results = {"completed_unix"};
+  if (state_->attributes.schema_version < 2) {
+    // The first schema: fixed SLR columns and the options text.
+    std::vector<std::int64_t> L(n, -1);
+    if (find_member(members, "L") != nullptr) L = read_number_column<std::int64_t>(dataset, n, "L", H5T_NATIVE_INT64);
+    const auto task = texts("task"), L_pmf = texts("L_pmf"), activation = texts("activation"), options = texts("options");
+    const auto nu = numbers("nu"), delta = numbers("delta"), erf_offset = numbers("erf_offset"), alpha = numbers("alpha"),
+               r_k = numbers("r_k"), r_v = numbers("r_v");
+    for (std::size_t i = 0; i < n; ++i)
+      rows[i].parameters = schema1_parameters(task[i], nu[i], L[i], L_pmf[i], delta[i], activation[i], erf_offset[i],
+                                              alpha[i], r_k[i], r_v[i], options[i]);
+    not_results.insert({"nu", "delta", "erf_offset", "alpha", "r_k", "r_v"});
+  } else {
+    // Typed parameter columns, named by the table's own attribute: int64 (always present),
+    // float64 (NaN = the point has no such parameter), text ("" = none).
+    for (const auto& name : split_list(h5::read_text_attribute(dataset, "parameter_columns"))) {
+      not_results.insert(name);
+      const auto* m = find_member(members, name);
+      if (m == nullptr) throw archive_error(state_->path.string() + ": /points has no parameter column '" + name + "'");
+      if (m->type_class == H5T_INTEGER) {
+        const auto v = read_number_column<std::int64_t>(dataset, n, name, H5T_NATIVE_INT64);
+        for (std::size_t i = 0; i < n; ++i) rows[i].parameters.push_back(grid::parameter_value::of_integer(name, v[i]));
+      } else if (m->type_class == H5T_FLOAT) {
+        const auto v = read_number_column<double>(dataset, n, name, H5T_NATIVE_DOUBLE);
+        for (std::size_t i = 0; i < n; ++i)
+          if (!std::isnan(v[i])) rows[i].parameters.push_back(grid::parameter_value::of_real(name, v[i]));
+      } else {
+        auto v = read_text_column(dataset, n, name, m->type.get());
+        for (std::size_t i = 0; i < n; ++i)
+          if (!v[i].empty()) rows[i].parameters.push_back(grid::parameter_value::of_text(name, std::move(v[i])));
+      }
+    }
+  }
   std::vector<std::string> value_names;
   for (const auto& m : members)
-    if (m.type_class == H5T_FLOAT && !fixed_columns.contains(m.name)) value_names.push_back(m.name);
+    if (m.type_class == H5T_FLOAT && !not_results.contains(m.name)) value_names.push_back(m.name);
   for (auto& r : rows) {
     r.value_names = value_names;
     r.values.resize(value_names.size());

@@ -12,34 +12,61 @@ std::string archive_column_name(std::string_view result_column) {
   return name;
 }
 
-std::string options_text(const grid::point& point) {
-  std::string text;
-  for (const auto& [key, value] : point.options) {
-    if (!text.empty()) text += ';';
-    text += key + "=" + value;
-  }
-  return text;
+namespace {
+std::map<std::string, parameter_description>& described() {
+  static std::map<std::string, parameter_description> descriptions;
+  return descriptions;
+}
+} // namespace
+
+void set_parameter_descriptions(std::map<std::string, parameter_description> descriptions) {
+  described() = std::move(descriptions);
 }
 
-point_row make_point_row(const grid::point& p, std::uint32_t repeat, std::uint64_t point_id,
-                         const grid::result_record& record) {
+const std::map<std::string, parameter_description>& parameter_descriptions() { return described(); }
+
+const grid::parameter_value* point_row::parameter(std::string_view name) const {
+  for (const auto& cell : parameters)
+    if (cell.name == name) return &cell;
+  return nullptr;
+}
+
+std::vector<grid::parameter_value> schema1_parameters(const std::string& task, double nu, std::int64_t L,
+                                                      const std::string& L_pmf, double delta,
+                                                      const std::string& activation, double erf_offset, double alpha,
+                                                      double r_k, double r_v, const std::string& options) {
+  using pv = grid::parameter_value;
+  std::vector<pv> cells;
+  cells.push_back(pv::of_text("task", task));
+  cells.push_back(pv::of_real("nu", nu));
+  if (L >= 0) cells.push_back(pv::of_integer("L", L));
+  cells.push_back(pv::of_text("L_pmf", L_pmf));
+  cells.push_back(pv::of_real("delta", delta));
+  cells.push_back(pv::of_text("activation", activation));
+  if (!std::isnan(erf_offset)) cells.push_back(pv::of_real("erf_offset", erf_offset));
+  if (!std::isnan(alpha)) cells.push_back(pv::of_real("alpha", alpha));
+  if (!std::isnan(r_k)) cells.push_back(pv::of_real("r_k", r_k));
+  if (!std::isnan(r_v)) cells.push_back(pv::of_real("r_v", r_v));
+  std::size_t start = 0;
+  while (start < options.size()) {
+    auto end = options.find(';', start);
+    if (end == std::string::npos) end = options.size();
+    const std::string item = options.substr(start, end - start);
+    if (const auto eq = item.find('='); eq != std::string::npos && eq > 0)
+      cells.push_back(grid::guess_typed_value(item.substr(0, eq), item.substr(eq + 1)));
+    start = end + 1;
+  }
+  return cells;
+}
+
+point_row make_point_row(std::string method, std::vector<grid::parameter_value> parameters, std::uint32_t repeat,
+                         std::uint64_t point_id, std::uint64_t seed, const grid::result_record& record) {
   point_row row;
   row.point_id = point_id;
   row.repeat = repeat;
-  row.seed = p.seed;
-  row.method = p.method;
-  row.task = p.problem.task.name();
-  row.nu = p.problem.task.nu();
-  row.L = p.problem.lengths.is_fixed() ? static_cast<std::int64_t>(p.problem.lengths.support().front().length) : -1;
-  row.L_pmf = p.problem.lengths.to_string();
-  row.delta = p.problem.delta;
-  row.activation = p.problem.activation.kind_name();
-  row.erf_offset = p.problem.activation.kind == model::activation_kind::erf ? p.problem.activation.erf_offset
-                                                                             : std::nan("");
-  row.alpha = p.alpha;
-  row.r_k = p.r_k;
-  row.r_v = p.r_v;
-  row.options = options_text(p);
+  row.seed = seed;
+  row.method = std::move(method);
+  row.parameters = std::move(parameters);
   row.status = std::string(grid::status_name(record.status));
   row.message = record.message;
   row.extra_json = record.extra_json;

@@ -106,60 +106,106 @@ std::size_t text_width(const std::vector<const point_row*>& rows, std::string po
   return width;
 }
 
+// A parameter column of /points: its name and the type that holds every row's cell losslessly.
+struct parameter_column {
+  std::string name;
+  column::kind type = column::kind::i64;
+  std::size_t width = 8; // text
+};
+
+std::string json_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out;
+}
+
+std::vector<parameter_column> parameter_columns(const std::vector<const point_row*>& rows) {
+  using k = column::kind;
+  std::vector<parameter_column> columns;
+  std::unordered_map<std::string, std::size_t> index;
+  std::vector<std::size_t> present;
+  for (const auto* r : rows)
+    for (const auto& cell : r->parameters) {
+      auto [it, inserted] = index.emplace(cell.name, columns.size());
+      if (inserted) {
+        columns.push_back({cell.name, k::i64, 8});
+        present.push_back(0);
+      }
+      auto& c = columns[it->second];
+      ++present[it->second];
+      // int64 while every cell is an integer; float64 once a real appears; text once a text does.
+      if (cell.type == grid::parameter_value::kind::text) c.type = k::fixed_text;
+      else if (cell.type == grid::parameter_value::kind::real && c.type == k::i64) c.type = k::f64;
+      c.width = std::max(c.width, cell.to_text().size());
+    }
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    auto& c = columns[i];
+    if (c.type == k::i64 && present[i] < rows.size()) c.type = k::f64; // a missing integer is NaN
+    if (c.type == k::fixed_text && c.width > 64) c.type = k::vlen_text;
+  }
+  return columns;
+}
+
 void write_points(const h5::handle& file, const std::vector<const point_row*>& rows) {
   using k = column::kind;
   const auto value_names = value_column_union(rows);
+  const auto parameters = parameter_columns(rows);
   std::vector<column> columns = {
       {k::u64, "point_id"},
       {k::u32, "repeat"},
       {k::u64, "seed"},
       {k::fixed_text, "method", text_width(rows, &point_row::method)},
-      {k::fixed_text, "task", text_width(rows, &point_row::task)},
-      {k::f64, "nu"},
-      {k::i64, "L"},
-      {k::fixed_text, "L_pmf", text_width(rows, &point_row::L_pmf)},
-      {k::f64, "delta"},
-      {k::fixed_text, "activation", text_width(rows, &point_row::activation)},
-      {k::f64, "erf_offset"},
-      {k::f64, "alpha"},
-      {k::f64, "r_k"},
-      {k::f64, "r_v"},
-      {k::vlen_text, "options"},
-      {k::fixed_text, "status", text_width(rows, &point_row::status)},
-      {k::vlen_text, "message"},
-      {k::u32, "run_index"},
-      {k::f64, "completed_unix"},
   };
+  const std::size_t first_parameter = columns.size();
+  for (const auto& p : parameters) columns.push_back({p.type, p.name, p.width});
+  const std::size_t status = columns.size();
+  columns.push_back({k::fixed_text, "status", text_width(rows, &point_row::status)});
+  columns.push_back({k::vlen_text, "message"});
+  columns.push_back({k::u32, "run_index"});
+  columns.push_back({k::f64, "completed_unix"});
   const std::size_t first_value = columns.size();
-  for (const auto& name : value_names) columns.push_back({k::f64, name});
+  // A result named like a parameter (ERM's D: the dimension simulated, beside the D asked for)
+  // is stored as "<name>_result": one name, one column.
+  std::vector<std::string> result_names;
+  for (const auto& name : value_names) {
+    const bool taken = std::any_of(parameters.begin(), parameters.end(),
+                                   [&](const parameter_column& p) { return p.name == name; });
+    result_names.push_back(taken ? name + "_result" : name);
+    columns.push_back({k::f64, result_names.back()});
+  }
   columns.push_back({k::vlen_text, "extra_json"});
   const std::size_t extra = columns.size() - 1;
 
   table_buffer table(columns);
   table.resize(rows.size());
-  std::unordered_map<std::string, std::size_t> value_index;
+  std::unordered_map<std::string, std::size_t> value_index, parameter_index;
   for (std::size_t i = 0; i < value_names.size(); ++i) value_index[value_names[i]] = first_value + i;
+  for (std::size_t i = 0; i < parameters.size(); ++i) parameter_index[parameters[i].name] = first_parameter + i;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = *rows[i];
     table.put(i, 0, r.point_id);
     table.put(i, 1, r.repeat);
     table.put(i, 2, r.seed);
     table.put_text(i, 3, r.method);
-    table.put_text(i, 4, r.task);
-    table.put(i, 5, r.nu);
-    table.put(i, 6, r.L);
-    table.put_text(i, 7, r.L_pmf);
-    table.put(i, 8, r.delta);
-    table.put_text(i, 9, r.activation);
-    table.put(i, 10, r.erf_offset);
-    table.put(i, 11, r.alpha);
-    table.put(i, 12, r.r_k);
-    table.put(i, 13, r.r_v);
-    table.put_text(i, 14, r.options);
-    table.put_text(i, 15, r.status);
-    table.put_text(i, 16, r.message);
-    table.put(i, 17, r.run_index);
-    table.put(i, 18, r.completed_unix);
+    // Absent cells: NaN in a float64 column, "" in a text column (an int64 column has no absent cell).
+    for (std::size_t c = 0; c < parameters.size(); ++c)
+      if (parameters[c].type == k::f64) table.put(i, first_parameter + c, std::nan(""));
+    for (const auto& cell : r.parameters) {
+      const std::size_t c = parameter_index.at(cell.name);
+      switch (columns[c].type) {
+      case k::i64: table.put(i, c, cell.integer); break;
+      case k::f64: table.put(i, c, cell.to_number()); break;
+      default: table.put_text(i, c, cell.type == grid::parameter_value::kind::text ? cell.text : cell.to_text()); break;
+      }
+    }
+    table.put_text(i, status, r.status);
+    table.put_text(i, status + 1, r.message);
+    table.put(i, status + 2, r.run_index);
+    table.put(i, status + 3, r.completed_unix);
     for (std::size_t v = first_value; v < extra; ++v) table.put(i, v, std::nan(""));
     if (r.value_names.empty()) { // the standard columns, first in value_names order
       for (std::size_t v = 0; v < r.values.size() && v < grid::result_columns.size(); ++v)
@@ -170,6 +216,21 @@ void write_points(const h5::handle& file, const std::vector<const point_row*>& r
     table.put_text(i, extra, r.extra_json);
   }
   table.write(file, "points", rows.size());
+  // Which columns are parameters and which results, so that readers need no list of their own.
+  std::string parameter_list, result_list, descriptions;
+  const auto& described = parameter_descriptions();
+  for (const auto& p : parameters) {
+    parameter_list += (parameter_list.empty() ? "" : ",") + p.name;
+    if (const auto it = described.find(p.name); it != described.end())
+      descriptions += std::string(descriptions.empty() ? "" : ",") + "\"" + json_escaped(p.name) +
+                      "\": {\"long_name\": \"" + json_escaped(it->second.long_name) + "\", \"units\": \"" +
+                      json_escaped(it->second.units) + "\"}";
+  }
+  for (const auto& name : result_names) result_list += (result_list.empty() ? "" : ",") + name;
+  auto points = h5::dataset_open(file, "points");
+  h5::write_text_attribute(points, "parameter_columns", parameter_list);
+  h5::write_text_attribute(points, "result_columns", result_list);
+  h5::write_text_attribute(points, "parameter_descriptions", "{" + descriptions + "}");
 }
 
 void write_runs(const h5::handle& file, const std::vector<run_row>& runs) {
@@ -212,13 +273,29 @@ std::vector<std::string> value_column_union(const std::vector<const point_row*>&
   return names;
 }
 
+namespace {
+// Orders two cells of one parameter: numbers numerically (NaN last), text by bytes.
+int compare_cells(const grid::parameter_value& a, const grid::parameter_value& b) {
+  if (a.name != b.name) return a.name < b.name ? -1 : 1;
+  const bool a_text = a.type == grid::parameter_value::kind::text, b_text = b.type == grid::parameter_value::kind::text;
+  if (a_text || b_text) {
+    const auto x = a.to_text(), y = b.to_text();
+    return x == y ? 0 : (x < y ? -1 : 1);
+  }
+  const auto x = number_key(a.to_number()), y = number_key(b.to_number());
+  return x == y ? 0 : (x < y ? -1 : 1);
+}
+} // namespace
+
 void sort_rows(std::vector<const point_row*>& rows) {
-  const auto key = [](const point_row* r) {
-    return std::make_tuple(std::cref(r->method), std::cref(r->task), std::cref(r->activation), number_key(r->erf_offset),
-                           number_key(r->nu), r->L, std::cref(r->L_pmf), number_key(r->delta), number_key(r->alpha),
-                           number_key(r->r_k), number_key(r->r_v), std::cref(r->options), r->repeat, r->point_id);
-  };
-  std::sort(rows.begin(), rows.end(), [&](const point_row* a, const point_row* b) { return key(a) < key(b); });
+  std::sort(rows.begin(), rows.end(), [](const point_row* a, const point_row* b) {
+    if (a->method != b->method) return a->method < b->method;
+    const std::size_t n = std::min(a->parameters.size(), b->parameters.size());
+    for (std::size_t i = 0; i < n; ++i)
+      if (const int c = compare_cells(a->parameters[i], b->parameters[i]); c != 0) return c < 0;
+    if (a->parameters.size() != b->parameters.size()) return a->parameters.size() < b->parameters.size();
+    return std::tie(a->repeat, a->point_id) < std::tie(b->repeat, b->point_id);
+  });
 }
 
 void write_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content) {

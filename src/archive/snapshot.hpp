@@ -10,7 +10,9 @@
 
 namespace slr::archive {
 
-inline constexpr long long archive_schema_version = 1;
+/// 2: typed parameter columns (named by the /points attribute parameter_columns), no options
+/// column. 1: fixed SLR parameter columns and an options text column (still read).
+inline constexpr long long archive_schema_version = 2;
 inline constexpr const char* archive_format_name = "slr-sweep archive";
 
 struct snapshot_content {
@@ -21,8 +23,8 @@ struct snapshot_content {
   std::uint64_t journal_points = 0;   ///< point records in that prefix
 };
 
-/// Sorts rows into the archive's table order (method, task, activation, erf_offset, nu, L,
-/// delta, alpha, r_k, r_v, options, repeat, point_id): deterministic whatever the completion order.
+/// Sorts rows into the archive's table order (method, then the parameters in their declared order,
+/// repeat, point_id): deterministic whatever the completion order.
 void sort_rows(std::vector<const point_row*>& rows);
 
 /// Writes the snapshot atomically (temporary file, fsync, rename, directory fsync).

@@ -16,6 +16,7 @@
 #include "slr/cli/run_command.hpp"
 #include "slr/cli/status_command.hpp"
 #include "slr/sched/world.hpp"
+#include "slr/sweep/point_row.hpp"
 
 namespace {
 // `run` and `resume` inside MPI (MPI_THREAD_MULTIPLE: with one rank the worker is a thread of
@@ -43,6 +44,7 @@ int run_with_mpi(int argc, char** argv, const slr::cli::sweep_commands& sweep) {
 } // namespace
 
 int main(int argc, char** argv) {
+  slr::sweep::describe_declared_parameters();
   CLI::App app{"slr-sweep: theory and simulations of single-location regression with attention"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SLR_VERSION);

@@ -171,9 +171,12 @@ void print_text(const status_report& r) {
   if (r.by_status.empty()) std::cout << " (no points yet)";
   std::cout << "\n";
   for (std::size_t i = 0; i < r.not_ok.size() && i < 5; ++i)
-    std::cout << "  " << r.not_ok[i]->status << ": " << r.not_ok[i]->method << " nu=" << r.not_ok[i]->nu
-              << " alpha=" << r.not_ok[i]->alpha << " repeat=" << r.not_ok[i]->repeat << ": " << r.not_ok[i]->message
-              << "\n";
+  {
+    std::cout << "  " << r.not_ok[i]->status << ": " << r.not_ok[i]->method;
+    for (const char* name : {"nu", "alpha"})
+      if (const auto* cell = r.not_ok[i]->parameter(name)) std::cout << " " << name << "=" << cell->to_text();
+    std::cout << " repeat=" << r.not_ok[i]->repeat << ": " << r.not_ok[i]->message << "\n";
+  }
   if (r.not_ok.size() > 5) std::cout << "  … and " << r.not_ok.size() - 5 << " more points that are not ok\n";
   std::cout << "runs: " << r.runs.size() << "\n";
   for (const auto& run : r.runs) {

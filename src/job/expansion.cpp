@@ -31,41 +31,33 @@ std::uint64_t point_id(const grid::point& point, std::uint32_t repeat, bool chai
 
 namespace {
 
-// One dimension of the product: the axes iterated together (a zip group or a single axis).
+// One dimension of the product: the parameters iterated together (a zip group or a single one).
 struct dimension {
-  std::vector<std::string> axes;
+  std::vector<std::string> parameters;
   std::size_t size = 0;
 };
 
-std::size_t axis_size(const grid_axes& g, const std::string& name) {
-  if (name == "task") return g.task.size();
-  if (name == "nu") return g.nu.size();
-  if (name == "L") return g.L.size();
-  if (name == "delta") return g.delta.size();
-  if (name == "activation") return g.activation.size();
-  if (name == "erf_offset") return g.erf_offset.size();
-  if (name == "alpha") return g.alpha.size();
-  if (name == "r_k") return g.r_k.size();
-  return g.r_v.size();
-}
-
-struct raw_setting {
-  model::task_kind task = model::task_kind::spiked;
-  double nu = 1, delta = 0, erf_offset = 0, alpha = grid::not_set, r_k = grid::not_set, r_v = grid::not_set;
-  const model::length_law* L = nullptr;
-  model::activation_kind activation = model::activation_kind::softmax;
-};
-
-void assign(raw_setting& s, const grid_axes& g, const std::string& name, std::size_t i) {
-  if (name == "task") s.task = g.task[i];
-  else if (name == "nu") s.nu = g.nu[i];
-  else if (name == "L") s.L = &g.L[i];
-  else if (name == "delta") s.delta = g.delta[i];
-  else if (name == "activation") s.activation = g.activation[i];
-  else if (name == "erf_offset") s.erf_offset = g.erf_offset[i];
-  else if (name == "alpha") s.alpha = g.alpha[i];
-  else if (name == "r_k") s.r_k = g.r_k[i];
-  else s.r_v = g.r_v[i];
+// The dimensions of an entry, outermost first: model parameters in the model's order, then
+// method options by name (the order of every release so far); a zip group sits where its first
+// member would.
+std::vector<dimension> dimensions(const method_entry& entry) {
+  const auto& g = entry.grid;
+  std::vector<std::string> order;
+  for (const auto& spec : methods::slr_model().parameters)
+    if (g.values.contains(spec.name)) order.push_back(spec.name);
+  for (const auto& [name, values] : g.values)
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  std::vector<dimension> dims;
+  std::set<std::string> placed;
+  for (const auto& name : order) {
+    if (placed.contains(name)) continue;
+    dimension d{{name}, g.values.at(name).size()};
+    for (const auto& group : g.zip)
+      if (std::find(group.begin(), group.end(), name) != group.end()) d.parameters = group;
+    for (const auto& member : d.parameters) placed.insert(member);
+    dims.push_back(std::move(d));
+  }
+  return dims;
 }
 
 // The identity a point's seed derives from: the point's own, or, for a point that asks for common
@@ -89,56 +81,23 @@ std::string hex16(std::uint64_t value) {
 std::vector<std::pair<grid::point, std::uint32_t>> entry_points(const job_spec& job, const method_entry& entry,
                                                                const std::string& label) {
   const auto& g = entry.grid;
-  std::vector<dimension> dims;
-  std::set<std::string> zipped;
-  for (const auto& name_view : axis_names()) {
-    const std::string name(name_view);
-    if (zipped.contains(name)) continue;
-    dimension d{{name}, axis_size(g, name)};
-    for (const auto& group : g.zip)
-      if (std::find(group.begin(), group.end(), name) != group.end()) {
-        d.axes = group;
-        for (const auto& member : group) zipped.insert(member);
-      }
-    dims.push_back(std::move(d));
-  }
-  std::vector<std::pair<std::string, const std::vector<std::string>*>> option_axes;
-  for (const auto& [option, values] : entry.options) option_axes.emplace_back(option, &values);
-
+  const auto& method = methods::find_method(entry.name);
+  const auto dims = dimensions(entry);
   std::vector<std::pair<grid::point, std::uint32_t>> out;
-  std::vector<std::size_t> index(dims.size() + option_axes.size(), 0);
-  const auto extent = [&](std::size_t k) {
-    return k < dims.size() ? dims[k].size : option_axes[k - dims.size()].second->size();
-  };
-  for (std::size_t k = 0; k < index.size(); ++k)
-    if (extent(k) == 0) return out;
+  std::vector<std::size_t> index(dims.size(), 0);
+  for (const auto& d : dims)
+    if (d.size == 0) return out;
   while (true) {
-    raw_setting s;
+    std::map<std::string, std::string> values;
     for (std::size_t k = 0; k < dims.size(); ++k)
-      for (const auto& name : dims[k].axes) assign(s, g, name, index[k]);
+      for (const auto& name : dims[k].parameters) values[name] = g.values.at(name)[index[k]];
     grid::point p;
-    p.method = entry.name;
     try {
-      try {
-        p.problem.task = model::task(s.task, s.nu);
-      } catch (const std::invalid_argument& e) {
-        throw job_error(job.source_name, "grid.nu",
-                        "nu = " + grid::format_number(s.nu) + " with task " +
-                            (s.task == model::task_kind::spiked ? "spiked" : "max") + " for " + label + ": " + e.what() +
-                            " (use a per-method grid or zip to pair tasks with nu values)");
-      }
-      p.problem.lengths = *s.L;
-      p.problem.delta = s.delta;
-      p.problem.activation.kind = s.activation;
-      p.problem.activation.erf_offset = s.activation == model::activation_kind::erf ? s.erf_offset : 0.0;
-      p.alpha = s.alpha;
-      p.r_k = s.r_k;
-      p.r_v = s.r_v;
-      for (std::size_t k = 0; k < option_axes.size(); ++k)
-        p.options[option_axes[k].first] = (*option_axes[k].second)[index[dims.size() + k]];
-      methods::complete_point(p);
-    } catch (const job_error&) {
-      throw;
+      p = methods::make_point(method, values);
+    } catch (const methods::parameter_error& e) {
+      throw job_error(job.source_name, "grid." + e.parameter(),
+                      std::string(e.what()) + " for " + label +
+                          " (use a per-method grid or zip to pair the values that go together)");
     } catch (const std::invalid_argument& e) {
       throw job_error(job.source_name, label, std::string("invalid point: ") + e.what());
     }
@@ -146,7 +105,7 @@ std::vector<std::pair<grid::point, std::uint32_t>> entry_points(const job_spec& 
     std::size_t k = index.size();
     while (k > 0) {
       --k;
-      if (++index[k] < extent(k)) break;
+      if (++index[k] < dims[k].size) break;
       index[k] = 0;
       if (k == 0) return out;
     }
@@ -160,21 +119,12 @@ std::uint64_t product_point_count(const job_spec& job) {
   constexpr auto saturated = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t total = 0;
   for (const auto& entry : job.methods) {
-    const auto& g = entry.grid;
-    std::uint64_t product = g.repeats;
-    std::set<std::string> zipped;
+    std::uint64_t product = entry.grid.repeats;
     const auto times = [&](std::uint64_t n) {
       if (product != saturated && __builtin_mul_overflow(product, n, &product)) product = saturated;
       if (n == 0) product = 0;
     };
-    for (const auto& name_view : axis_names()) {
-      const std::string name(name_view);
-      if (zipped.contains(name)) continue;
-      for (const auto& group : g.zip)
-        if (std::find(group.begin(), group.end(), name) != group.end()) zipped.insert(group.begin(), group.end());
-      times(axis_size(g, name));
-    }
-    for (const auto& [option, values] : entry.options) times(values.size());
+    for (const auto& d : dimensions(entry)) times(d.size);
     if (__builtin_add_overflow(total, product, &total)) return saturated;
   }
   return total;

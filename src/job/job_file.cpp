@@ -15,10 +15,9 @@
 
 namespace slr::job {
 
-const std::vector<std::string_view>& axis_names() {
-  static const std::vector<std::string_view> names = {"task",       "nu",    "L",   "delta", "activation",
-                                                      "erf_offset", "alpha", "r_k", "r_v"};
-  return names;
+const std::vector<std::string>* grid_axes::find(std::string_view name) const {
+  const auto it = values.find(std::string(name));
+  return it == values.end() ? nullptr : &it->second;
 }
 
 namespace {
@@ -40,14 +39,37 @@ std::string type_name(const toml::node& node) {
   }
 }
 
-// Which axes a [grid] table (top-level or per method) sets explicitly.
+// A [grid] table (top-level or per method): the parameters it sets, its zip groups and repeats.
 struct grid_table {
   grid_axes axes;
-  std::set<std::string> given;
+  std::map<std::string, const toml::node*> where; // parameter → its node (for messages)
   bool zip_given = false;
   bool repeats_given = false;
   const toml::node* zip_node = nullptr;
 };
+
+std::string parameter_list(const std::vector<const grid::parameter_spec*>& specs) {
+  std::string list;
+  for (const auto* spec : specs) list += (list.empty() ? "" : ", ") + spec->name;
+  return list;
+}
+
+bool is_model_parameter(const std::string& name) {
+  for (const auto& spec : methods::slr_model().parameters)
+    if (spec.name == name) return true;
+  return false;
+}
+
+std::string all_parameter_names() {
+  std::vector<const grid::parameter_spec*> specs;
+  for (const auto& spec : methods::slr_model().parameters) specs.push_back(&spec);
+  std::set<std::string> seen;
+  for (const auto& spec : methods::slr_model().parameters) seen.insert(spec.name);
+  for (const auto& m : methods::all_methods())
+    for (const auto& spec : m.options)
+      if (seen.insert(spec.name).second) specs.push_back(&spec);
+  return parameter_list(specs);
+}
 
 class job_parser {
 public:
@@ -104,7 +126,7 @@ public:
     grid_table top;
     if (const auto* grid = root.get("grid")) {
       if (!grid->is_table()) fail("grid", "expected a table, got " + type_name(*grid), grid);
-      top = parse_grid(*grid->as_table(), "grid");
+      top = parse_grid(*grid->as_table(), "grid", nullptr);
     }
 
     const auto* methods = root.get("method");
@@ -113,8 +135,16 @@ public:
       fail("method", "expected an array of tables ([[method]] entries), got " + type_name(*methods), methods);
     const auto& array = *methods->as_array();
     if (array.empty()) fail("method", "at least one [[method]] entry is required", methods);
-    for (std::size_t i = 0; i < array.size(); ++i)
+    std::set<std::string> used;
+    for (std::size_t i = 0; i < array.size(); ++i) {
       job.methods.push_back(parse_method(*array[i].as_table(), "method[" + std::to_string(i + 1) + "]", top));
+      for (const auto* spec : methods::method_parameters(methods::find_method(job.methods.back().name)))
+        used.insert(spec->name);
+    }
+    // A [grid] parameter that no method of the job takes is a mistake (a typo, a wrong method).
+    for (const auto& [parameter, node] : top.where)
+      if (!used.contains(parameter) && !is_model_parameter(parameter))
+        fail("grid." + parameter, "no method of this job takes parameter '" + parameter + "'", node);
     return job;
   }
 
@@ -170,57 +200,29 @@ private:
     return values;
   }
 
-  // Scalar, array of scalars or generator table → list of numbers (checked by `check`).
-  template <class Check>
-  std::vector<double> number_axis(const toml::node& node, const std::string& field, bool allow_inf, Check check) const {
-    std::vector<double> values;
-    if (const auto* table = node.as_table()) {
-      values = generator(*table, field);
-      for (double v : values)
-        if (const std::string why = check(v); !why.empty())
-          fail(field, "generated value " + grid::format_number(v) + " " + why, &node);
-      return values;
-    }
-    if (const auto* arr = node.as_array()) {
-      if (arr->empty()) fail(field, "empty axis (give at least one value)", &node);
-      for (std::size_t i = 0; i < arr->size(); ++i) {
-        const std::string efield = field + "[" + std::to_string(i + 1) + "]";
-        const double v = number((*arr)[i], efield, allow_inf);
-        if (const std::string why = check(v); !why.empty()) fail(efield, grid::format_number(v) + " " + why, (&(*arr)[i]));
-        values.push_back(v);
-      }
-      return values;
-    }
-    const double v = number(node, field, allow_inf);
-    if (const std::string why = check(v); !why.empty()) fail(field, grid::format_number(v) + " " + why, &node);
-    return {v};
-  }
-
-  std::vector<std::string> string_axis(const toml::node& node, const std::string& field) const {
-    std::vector<std::string> values;
-    if (node.is_string()) return {node.as_string()->get()};
-    const auto* arr = node.as_array();
-    if (arr == nullptr) fail(field, "expected a string or an array of strings, got " + type_name(node), &node);
-    if (arr->empty()) fail(field, "empty axis (give at least one value)", &node);
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      if (!(&(*arr)[i])->is_string())
-        fail(field + "[" + std::to_string(i + 1) + "]", "expected a string, got " + type_name((*arr)[i]), (&(*arr)[i]));
-      values.push_back((&(*arr)[i])->as_string()->get());
-    }
-    return values;
-  }
-
-  model::length_law one_length(const toml::node& node, const std::string& field) const {
-    try {
+  // ---- values of one declared parameter ------------------------------------------------------
+  // The canonical text of one TOML value of a parameter.
+  std::string one_value(const grid::parameter_spec& spec, const toml::node& node, const std::string& field) const {
+    using vt = grid::value_type;
+    std::string text;
+    switch (spec.type) {
+    case vt::integer:
+    case vt::real:
+      if (node.is_integer()) text = std::to_string(node.as_integer()->get());
+      else if (node.is_floating_point() || (node.is_string() && spec.allow_infinity))
+        text = grid::format_number(number(node, field, spec.allow_infinity));
+      else
+        fail(field, std::string("expected ") + (spec.type == vt::integer ? "an integer" : "a number") +
+                        (spec.allow_infinity ? " or \"inf\"" : "") + ", got " + type_name(node),
+             &node);
+      break;
+    case vt::length:
       if (node.is_integer()) {
-        const auto l = node.as_integer()->get();
-        if (l < 1) fail(field, "L must be >= 1, got " + std::to_string(l), &node);
-        return model::length_law::fixed(static_cast<std::size_t>(l));
-      }
-      if (node.is_string()) return model::length_law::parse(node.as_string()->get());
-      if (const auto* table = node.as_table()) {
+        text = std::to_string(node.as_integer()->get());
+      } else if (node.is_string()) {
+        text = node.as_string()->get();
+      } else if (const auto* table = node.as_table()) {
         if (table->empty()) fail(field, "empty pmf table", &node);
-        std::vector<model::length_law::entry> pmf;
         for (auto&& [key, value] : *table) {
           const std::string k(key.str());
           std::size_t used = 0;
@@ -232,240 +234,172 @@ private:
           }
           if (used != k.size() || used == 0 || l < 1)
             fail(field + "." + k, "pmf keys are lengths (integers >= 1)", &value);
-          pmf.push_back({static_cast<std::size_t>(l), number(value, field + "." + k, false)});
+          text += (text.empty() ? "" : ",") + k + ":" + grid::format_number(number(value, field + "." + k, false));
         }
-        return model::length_law::from_pmf(std::move(pmf));
+      } else {
+        fail(field, "expected an integer L >= 1, a pmf table {1 = 0.25, 3 = 0.75} or text \"1:0.25,3:0.75\", got " +
+                        type_name(node),
+             &node);
       }
+      break;
+    case vt::choice:
+    case vt::text:
+      if (!node.is_string()) fail(field, "expected a string, got " + type_name(node), &node);
+      text = node.as_string()->get();
+      break;
+    }
+    try {
+      return grid::canonical_value(spec, text);
     } catch (const std::invalid_argument& e) {
-      if (dynamic_cast<const job_error*>(&e) != nullptr) throw;
+      if (spec.type == vt::choice) fail(field, "unknown " + spec.name + " '" + text + "' (" + e.what() + ")", &node);
       fail(field, e.what(), &node);
     }
-    fail(field, "expected an integer L >= 1, a pmf table {1 = 0.25, 3 = 0.75} or text \"1:0.25,3:0.75\", got " +
-                    type_name(node),
-         &node);
   }
 
-  std::vector<model::length_law> length_axis(const toml::node& node, const std::string& field) const {
-    std::vector<model::length_law> values;
+  // A value, a list of values or a generator {linspace = [a, b, n]} / {logspace = [a, b, n]}.
+  std::vector<std::string> values(const grid::parameter_spec& spec, const toml::node& node,
+                                  const std::string& field) const {
+    using vt = grid::value_type;
+    std::vector<std::string> out;
     if (const auto* table = node.as_table()) {
       const bool is_generator = table->contains("linspace") || table->contains("logspace");
-      if (!is_generator) return {one_length(node, field)};
+      if (!is_generator && spec.type == vt::length) return {one_value(spec, node, field)};
+      if (spec.type != vt::integer && spec.type != vt::real && spec.type != vt::length)
+        fail(field, "a linspace/logspace generator needs a numeric parameter; " + spec.name + " is " +
+                        std::string(grid::type_name(spec.type)),
+             &node);
       for (double v : generator(*table, field)) {
-        if (v < 1 || v != std::floor(v) || v > 1e9)
-          fail(field, "generated length " + grid::format_number(v) + " is not an integer >= 1", &node);
-        values.push_back(model::length_law::fixed(static_cast<std::size_t>(v)));
+        try {
+          // A length is written as an integer ("100000", not the shortest double text "1e+05").
+          const bool integral = spec.type == vt::length && v == std::floor(v) && std::fabs(v) < 1e15;
+          out.push_back(grid::canonical_value(
+              spec, integral ? std::to_string(static_cast<long long>(v)) : grid::format_number(v)));
+        } catch (const std::invalid_argument& e) {
+          fail(field, "generated value " + grid::format_number(v) + ": " + e.what(), &node);
+        }
       }
-      return values;
+      return out;
     }
     if (const auto* arr = node.as_array()) {
       if (arr->empty()) fail(field, "empty axis (give at least one value)", &node);
       for (std::size_t i = 0; i < arr->size(); ++i)
-        values.push_back(one_length((*arr)[i], field + "[" + std::to_string(i + 1) + "]"));
-      return values;
+        out.push_back(one_value(spec, (*arr)[i], field + "[" + std::to_string(i + 1) + "]"));
+      return out;
     }
-    return {one_length(node, field)};
+    return {one_value(spec, node, field)};
   }
 
   // ---- grid ---------------------------------------------------------------------------------
-  grid_table parse_grid(const toml::table& table, const std::string& prefix) const {
+  // A [grid] table; `method` restricts the keys to its parameters (a per-method grid), null for
+  // the top-level table, which may set any declared parameter.
+  grid_table parse_grid(const toml::table& table, const std::string& prefix,
+                        const methods::method_descriptor* method) const {
     grid_table g;
-    const auto non_negative = [](double v) { return v >= 0 ? std::string() : std::string("must be >= 0"); };
-    const auto finite = [](double) { return std::string(); };
-    const auto positive = [](double v) { return v > 0 ? std::string() : std::string("must be > 0"); };
     for (auto&& [key, node] : table) {
       const std::string k(key.str());
       const std::string field = prefix + "." + k;
-      if (k == "task") {
-        for (const auto& s : string_axis(node, field)) {
-          try {
-            g.axes.task.push_back(model::task::parse_kind(s));
-          } catch (const std::invalid_argument&) {
-            fail(field, "unknown task '" + s + "' (expected spiked or max)", &node);
-          }
-        }
-      } else if (k == "activation") {
-        for (const auto& s : string_axis(node, field)) {
-          try {
-            g.axes.activation.push_back(model::activation_spec::parse_kind(s));
-          } catch (const std::invalid_argument&) {
-            fail(field, "unknown activation '" + s + "' (expected softmax, linear, erf or softplus-kernel)", &node);
-          }
-        }
-      } else if (k == "nu") {
-        g.axes.nu = number_axis(node, field, true, non_negative);
-      } else if (k == "L") {
-        g.axes.L = length_axis(node, field);
-      } else if (k == "delta") {
-        g.axes.delta = number_axis(node, field, false, non_negative);
-      } else if (k == "erf_offset") {
-        g.axes.erf_offset = number_axis(node, field, false, finite);
-      } else if (k == "alpha") {
-        g.axes.alpha = number_axis(node, field, false, positive);
-      } else if (k == "r_k") {
-        g.axes.r_k = number_axis(node, field, false, non_negative);
-      } else if (k == "r_v") {
-        g.axes.r_v = number_axis(node, field, false, non_negative);
-      } else if (k == "repeats") {
+      if (k == "repeats") {
         if (!node.is_integer()) fail(field, "expected an integer >= 1, got " + type_name(node), &node);
         const auto r = node.as_integer()->get();
         if (r < 1 || r > 1'000'000) fail(field, "must be in [1, 1000000], got " + std::to_string(r), &node);
         g.axes.repeats = static_cast<std::uint32_t>(r);
         g.repeats_given = true;
-        continue;
       } else if (k == "zip") {
         g.zip_given = true;
         g.zip_node = &node;
         const auto* groups = node.as_array();
-        if (groups == nullptr) fail(field, "expected an array of arrays of axis names", &node);
+        if (groups == nullptr) fail(field, "expected an array of arrays of parameter names", &node);
         std::set<std::string> used;
         for (std::size_t i = 0; i < groups->size(); ++i) {
           const std::string gfield = field + "[" + std::to_string(i + 1) + "]";
-          const auto names = string_axis((*groups)[i], gfield);
-          if (names.size() < 2) fail(gfield, "a zip group names at least two axes", &(*groups)[i]);
+          const auto* group = (*groups)[i].as_array();
+          if (group == nullptr) fail(gfield, "expected an array of parameter names", &(*groups)[i]);
+          std::vector<std::string> names;
+          for (const auto& member : *group) {
+            if (!member.is_string()) fail(gfield, "expected parameter names (strings)", &member);
+            names.push_back(member.as_string()->get());
+          }
+          if (names.size() < 2) fail(gfield, "a zip group names at least two parameters", &(*groups)[i]);
           for (const auto& name : names) {
-            if (std::find(axis_names().begin(), axis_names().end(), name) == axis_names().end())
-              fail(gfield, "'" + name + "' is not a grid axis", &(*groups)[i]);
-            if (!used.insert(name).second) fail(gfield, "axis '" + name + "' appears in two zip groups", &(*groups)[i]);
+            if (spec_for(name, method) == nullptr)
+              fail(gfield, "'" + name + "' is not a parameter" + (method ? " of method " + method->name : "") +
+                               " (known: " + known_names(method) + ")",
+                   &(*groups)[i]);
+            if (!used.insert(name).second)
+              fail(gfield, "parameter '" + name + "' appears in two zip groups", &(*groups)[i]);
           }
           g.axes.zip.push_back(names);
         }
-        continue;
+      } else if (const auto* spec = spec_for(k, method)) {
+        g.axes.values[k] = values(*spec, node, field);
+        g.where[k] = &node;
       } else {
-        fail(field, "unknown grid key (expected task, nu, L, delta, activation, erf_offset, alpha, r_k, r_v, "
-                    "zip, repeats)",
+        fail(field, std::string("unknown grid key (expected a parameter") + (method ? " of method " + method->name : "") +
+                        ": " + known_names(method) + "; or zip, repeats)",
              &node);
       }
-      g.given.insert(k);
     }
     return g;
   }
 
-  static std::size_t axis_length(const grid_axes& axes, const std::string& name) {
-    if (name == "task") return axes.task.size();
-    if (name == "nu") return axes.nu.size();
-    if (name == "L") return axes.L.size();
-    if (name == "delta") return axes.delta.size();
-    if (name == "activation") return axes.activation.size();
-    if (name == "erf_offset") return axes.erf_offset.size();
-    if (name == "alpha") return axes.alpha.size();
-    if (name == "r_k") return axes.r_k.size();
-    return axes.r_v.size();
+  static const grid::parameter_spec* spec_for(const std::string& name, const methods::method_descriptor* method) {
+    if (method == nullptr) return methods::find_parameter(name);
+    for (const auto* spec : methods::method_parameters(*method))
+      if (spec->name == name) return spec;
+    // A model parameter the method does not use (α of a population-level method) is accepted and
+    // collapses: one job may set it for all its entries.
+    for (const auto& spec : methods::slr_model().parameters)
+      if (spec.name == name) return &spec;
+    return nullptr;
   }
 
-  // Merges the top-level grid with a method's overrides, fills defaults and checks zips.
-  grid_axes merge(const grid_table& top, const grid_table* own, const std::string& entry,
+  static std::string known_names(const methods::method_descriptor* method) {
+    return method ? parameter_list(methods::method_parameters(*method)) : all_parameter_names();
+  }
+
+  // The entry's parameters: the top-level grid's (those the method takes), replaced by the
+  // entry's grid table and its direct keys; then required parameters and zips are checked.
+  grid_axes merge(const grid_table& top, const grid_table& own, const std::string& entry,
                   const methods::method_descriptor& method) const {
-    grid_axes axes = top.axes;
-    std::set<std::string> given = top.given;
-    const toml::node* zip_node = top.zip_node;
-    std::string zip_field = "grid.zip";
-    if (own != nullptr) {
-      const auto& o = own->axes;
-      for (const auto& name : own->given) {
-        given.insert(name);
-        if (name == "task") axes.task = o.task;
-        else if (name == "nu") axes.nu = o.nu;
-        else if (name == "L") axes.L = o.L;
-        else if (name == "delta") axes.delta = o.delta;
-        else if (name == "activation") axes.activation = o.activation;
-        else if (name == "erf_offset") axes.erf_offset = o.erf_offset;
-        else if (name == "alpha") axes.alpha = o.alpha;
-        else if (name == "r_k") axes.r_k = o.r_k;
-        else if (name == "r_v") axes.r_v = o.r_v;
-      }
-      if (own->zip_given) {
-        axes.zip = o.zip;
-        zip_node = own->zip_node;
-        zip_field = entry + ".grid.zip";
-      }
-      if (own->repeats_given) axes.repeats = o.repeats;
+    grid_axes axes;
+    std::set<std::string> takes;
+    for (const auto* spec : methods::method_parameters(method)) takes.insert(spec->name);
+    for (const auto& [name, list] : top.axes.values)
+      if (takes.contains(name)) axes.values[name] = list;
+    for (const auto& [name, list] : own.axes.values)
+      if (takes.contains(name)) axes.values[name] = list;
+    axes.repeats = own.repeats_given ? own.axes.repeats : top.axes.repeats;
+    const toml::node* zip_node = own.zip_given ? own.zip_node : top.zip_node;
+    const std::string zip_field = own.zip_given ? entry + ".grid.zip" : "grid.zip";
+    for (const auto& group : own.zip_given ? own.axes.zip : top.axes.zip) {
+      // Members the method does not take collapse (e.g. alpha for a population-level method).
+      std::vector<std::string> kept;
+      for (const auto& name : group)
+        if (takes.contains(name)) kept.push_back(name);
+      if (kept.size() >= 2) axes.zip.push_back(std::move(kept));
     }
-    if (axes.task.empty()) axes.task = {model::task_kind::spiked};
-    if (axes.nu.empty()) axes.nu = {1.0};
-    if (axes.L.empty()) axes.L = {model::length_law::fixed(3)};
-    if (axes.delta.empty()) axes.delta = {0.0};
-    if (axes.activation.empty()) axes.activation = {model::activation_kind::softmax};
-    if (axes.erf_offset.empty()) axes.erf_offset = {0.0};
-    if (method.finite_alpha) {
-      for (const char* name : {"alpha", "r_k", "r_v"}) {
-        const bool needed = std::string_view(name) == "alpha" || method.uses_regularisation;
-        if (needed && !given.contains(name))
-          fail(entry, std::string("grid axis '") + name + "' is required by finite-alpha method " + method.name +
-                          " (set it in [grid] or in this entry's grid)");
-      }
-      // A finite-α method without an ERM penalty (state evolution) ignores r: one NaN value when
-      // absent; given values collapse in expand(), as complete_point clears them.
-      if (!method.uses_regularisation)
-        for (auto* axis : {&axes.r_k, &axes.r_v})
-          if (axis->empty()) axis->push_back(grid::not_set);
-    } else {
-      // Population-level methods ignore α and r: one NaN value (complete_point clears them anyway).
-      for (auto* axis : {&axes.alpha, &axes.r_k, &axes.r_v})
-        if (axis->empty()) axis->push_back(grid::not_set);
-    }
+    for (const auto& spec : methods::slr_model().parameters)
+      if (spec.default_value.empty() && methods::uses_model_parameter(method, spec.name) &&
+          !axes.values.contains(spec.name))
+        fail(entry, "parameter '" + spec.name + "' is required by " + (method.finite_alpha ? "finite-alpha " : "") +
+                        "method " + method.name + " (set it in [grid] or in this entry)");
     for (const auto& group : axes.zip) {
       for (const auto& name : group)
-        if (!given.contains(name))
-          fail(zip_field, "zip names axis '" + name + "' which is not given explicitly for " + entry, zip_node);
-      const std::size_t n = axis_length(axes, group.front());
+        if (!axes.values.contains(name))
+          fail(zip_field, "zip names parameter '" + name + "' which is not given explicitly for " + entry, zip_node);
+      const std::size_t n = axes.values.at(group.front()).size();
       for (const auto& name : group)
-        if (axis_length(axes, name) != n)
+        if (axes.values.at(name).size() != n)
           fail(zip_field,
-               "zipped axes must have equal lengths, but " + group.front() + " has " + std::to_string(n) + " and " +
-                   name + " has " + std::to_string(axis_length(axes, name)) + " values (for " + entry + ")",
+               "zipped parameters must have equal lengths, but " + group.front() + " has " + std::to_string(n) +
+                   " and " + name + " has " + std::to_string(axes.values.at(name).size()) + " values (for " + entry +
+                   ")",
                zip_node);
     }
     return axes;
   }
 
   // ---- methods ------------------------------------------------------------------------------
-  std::string option_value_text(const methods::option_spec& spec, const toml::node& node, const std::string& field) const {
-    using vt = methods::option_spec::value_type;
-    std::string text;
-    if (spec.type == vt::integer || spec.type == vt::real) {
-      if (node.is_integer()) text = std::to_string(node.as_integer()->get());
-      else if (node.is_floating_point()) text = grid::format_number(node.as_floating_point()->get());
-      else fail(field, std::string("expected ") + (spec.type == vt::integer ? "an integer" : "a number") + ", got " +
-                           type_name(node), &node);
-    } else {
-      if (!node.is_string()) fail(field, "expected a string, got " + type_name(node), &node);
-      text = node.as_string()->get();
-    }
-    try {
-      return methods::canonical_option(spec, text);
-    } catch (const std::invalid_argument& e) {
-      std::string reason = e.what();
-      const std::string prefix = "option '" + spec.name + "': ";
-      if (reason.starts_with(prefix)) reason = reason.substr(prefix.size());
-      fail(field, reason, &node);
-    }
-  }
-
-  std::vector<std::string> option_values(const methods::option_spec& spec, const toml::node& node,
-                                         const std::string& field) const {
-    std::vector<std::string> values;
-    using vt = methods::option_spec::value_type;
-    if (const auto* table = node.as_table()) {
-      if (spec.type != vt::integer && spec.type != vt::real)
-        fail(field, "a linspace/logspace generator needs a numeric option", &node);
-      for (double v : generator(*table, field)) {
-        try {
-          values.push_back(methods::canonical_option(spec, grid::format_number(v)));
-        } catch (const std::invalid_argument& e) {
-          fail(field, std::string("generated value: ") + e.what(), &node);
-        }
-      }
-      return values;
-    }
-    if (const auto* arr = node.as_array()) {
-      if (arr->empty()) fail(field, "empty option axis (give at least one value)", &node);
-      for (std::size_t i = 0; i < arr->size(); ++i)
-        values.push_back(option_value_text(spec, (*arr)[i], field + "[" + std::to_string(i + 1) + "]"));
-      return values;
-    }
-    return {option_value_text(spec, node, field)};
-  }
-
   method_entry parse_method(const toml::table& table, const std::string& entry, const grid_table& top) const {
     method_entry result;
     const auto* name = table.get("name");
@@ -480,15 +414,24 @@ private:
     }
     const std::string label = entry + " (" + result.name + ")";
     grid_table own;
-    bool has_own = false;
+    std::map<std::string, const toml::node*> direct;
     for (auto&& [key, node] : table) {
       const std::string k(key.str());
       const std::string field = entry + "." + k;
       if (k == "name") continue;
       if (k == "grid") {
-        if (!node.is_table()) fail(field, "expected a table of axis overrides, got " + type_name(node), &node);
-        own = parse_grid(*node.as_table(), field);
-        has_own = true;
+        if (!node.is_table()) fail(field, "expected a table of parameters, got " + type_name(node), &node);
+        auto own_grid = parse_grid(*node.as_table(), field, method);
+        for (auto& [parameter, list] : own_grid.axes.values) {
+          if (own.axes.values.contains(parameter))
+            fail(field + "." + parameter, "parameter '" + parameter + "' is given twice in this entry", &node);
+          own.axes.values[parameter] = std::move(list);
+        }
+        own.zip_given = own_grid.zip_given;
+        own.zip_node = own_grid.zip_node;
+        own.axes.zip = std::move(own_grid.axes.zip);
+        own.repeats_given = own_grid.repeats_given;
+        own.axes.repeats = own_grid.axes.repeats;
       } else if (k == "continuation") {
         if (!node.is_string()) fail(field, "expected \"alpha\" or \"none\", got " + type_name(node), &node);
         const auto& c = node.as_string()->get();
@@ -497,21 +440,17 @@ private:
         if (result.continuation == continuation_kind::alpha && !method->finite_alpha)
           fail(field, "continuation along alpha needs a finite-alpha method; " + result.name + " is population-level",
                &node);
+      } else if (const auto* spec = spec_for(k, method)) {
+        if (own.axes.values.contains(k))
+          fail(field, "parameter '" + k + "' is given twice in this entry", &node);
+        own.axes.values[k] = values(*spec, node, field);
       } else {
-        const methods::option_spec* spec = nullptr;
-        for (const auto& s : method->options)
-          if (s.name == k) spec = &s;
-        if (spec == nullptr) {
-          std::string known;
-          for (const auto& s : method->options) known += (known.empty() ? "" : ", ") + s.name;
-          fail(field, "unknown key for method " + result.name + " (expected name, grid, continuation" +
-                          (known.empty() ? "" : ", or an option: " + known) + ")",
-               &node);
-        }
-        result.options[k] = option_values(*spec, node, field);
+        fail(field, "unknown key for method " + result.name + " (expected name, grid, continuation, or a parameter: " +
+                        known_names(method) + ")",
+             &node);
       }
     }
-    result.grid = merge(top, has_own ? &own : nullptr, label, *method);
+    result.grid = merge(top, own, label, *method);
     return result;
   }
 };

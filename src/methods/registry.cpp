@@ -2,21 +2,83 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+
+#include "slr/model/activation.hpp"
+#include "slr/model/task.hpp"
 
 #include "adapters.hpp"
 
 namespace slr::methods {
 
-const std::vector<method_descriptor>& all_methods() {
-  static const std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population(),
-                                                         detail::describe_fixed_point(),
-                                                         detail::describe_state_evolution(),
-                                                         detail::describe_bayes_jump(),
-                                                         detail::describe_erm(),
-                                                         detail::describe_synthetic()};
+namespace {
+
+std::vector<method_descriptor>& registry() {
+  static std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population(),
+                                                   detail::describe_fixed_point(),
+                                                   detail::describe_state_evolution(),
+                                                   detail::describe_bayes_jump(),
+                                                   detail::describe_erm(),
+                                                   detail::describe_synthetic()};
   return methods;
 }
+
+model_descriptor describe_slr_model() {
+  using vt = grid::value_type;
+  model_descriptor m;
+  m.name = "slr";
+  m.summary = "single-location regression: L Gaussian tokens in dimension D, the label carried by one hidden location";
+  std::vector<std::string> tasks, activations;
+  for (const auto& t : model::task_names()) tasks.emplace_back(t.name);
+  for (const auto& a : model::activation_names()) activations.emplace_back(a.name);
+  const double inf = std::numeric_limits<double>::infinity();
+  grid::parameter_spec task{"task", vt::choice, "spiked",
+                            "the task: spiked (a spike sqrt(nu) at the hidden location) or max (location ~ softmax(nu chi*))",
+                            tasks};
+  grid::parameter_spec nu{"nu", vt::real, "1", "nu: strength of the location signal (inf: argmax, max task only)",
+                          {}, 0, inf};
+  nu.allow_infinity = true;
+  grid::parameter_spec lengths{"L", vt::length, "3", "sequence length L, or its law P_L as a pmf \"1:0.25,3:0.75\""};
+  grid::parameter_spec delta{"delta", vt::real, "0", "Delta: variance of the label noise", {}, 0, inf};
+  grid::parameter_spec activation{"activation", vt::choice, "softmax", "the attention activation sigma",
+                                  activations};
+  grid::parameter_spec erf_offset{"erf_offset", vt::real, "0", "c: offset of the erf activation (erf only)"};
+  grid::parameter_spec alpha{"alpha", vt::real, "", "alpha = N/D: samples per dimension (finite-alpha methods)",
+                             {}, 0, inf};
+  alpha.minimum_exclusive = true;
+  grid::parameter_spec r_k{"r_k", vt::real, "", "r_k: L2 penalty on the key k (ERM methods)", {}, 0, inf};
+  grid::parameter_spec r_v{"r_v", vt::real, "", "r_v: L2 penalty on the value v (ERM methods)", {}, 0, inf};
+  m.parameters = {task, nu, lengths, delta, activation, erf_offset, alpha, r_k, r_v};
+  return m;
+}
+
+const grid::parameter_spec& model_parameter(std::string_view name) {
+  for (const auto& spec : slr_model().parameters)
+    if (spec.name == name) return spec;
+  throw std::logic_error("no model parameter '" + std::string(name) + "'");
+}
+
+bool is_model_parameter(std::string_view name) {
+  for (const auto& spec : slr_model().parameters)
+    if (spec.name == name) return true;
+  return false;
+}
+
+const grid::parameter_spec* find_option(const method_descriptor& method, std::string_view name) {
+  for (const auto& spec : method.options)
+    if (spec.name == name) return &spec;
+  return nullptr;
+}
+
+} // namespace
+
+const model_descriptor& slr_model() {
+  static const model_descriptor model = describe_slr_model();
+  return model;
+}
+
+const std::vector<method_descriptor>& all_methods() { return registry(); }
 
 const method_descriptor& find_method(std::string_view name) {
   std::string known;
@@ -27,39 +89,126 @@ const method_descriptor& find_method(std::string_view name) {
   throw std::invalid_argument("unknown method '" + std::string(name) + "' (expected one of: " + known + ")");
 }
 
+void register_method(method_descriptor method) {
+  for (const auto& m : registry())
+    if (m.name == method.name) throw std::invalid_argument("method '" + method.name + "' is already registered");
+  for (const auto& spec : method.options)
+    if (is_model_parameter(spec.name))
+      throw std::invalid_argument("option '" + spec.name + "' of method " + method.name +
+                                  " has the name of a model parameter");
+  registry().push_back(std::move(method));
+}
+
+bool uses_model_parameter(const method_descriptor& method, std::string_view name) {
+  if (name == "alpha") return method.finite_alpha;
+  if (name == "r_k" || name == "r_v") return method.finite_alpha && method.uses_regularisation;
+  return is_model_parameter(name);
+}
+
+std::vector<const grid::parameter_spec*> method_parameters(const method_descriptor& method) {
+  std::vector<const grid::parameter_spec*> out;
+  for (const auto& spec : slr_model().parameters)
+    if (uses_model_parameter(method, spec.name)) out.push_back(&spec);
+  for (const auto& spec : method.options) out.push_back(&spec);
+  return out;
+}
+
+const grid::parameter_spec* find_parameter(std::string_view name) {
+  for (const auto& spec : slr_model().parameters)
+    if (spec.name == name) return &spec;
+  for (const auto& m : all_methods())
+    if (const auto* spec = find_option(m, name)) return spec;
+  return nullptr;
+}
+
 std::string canonical_option(const option_spec& spec, std::string_view value) {
-  const auto fail = [&](const std::string& reason) -> std::invalid_argument {
-    return std::invalid_argument("option '" + spec.name + "': " + reason);
-  };
-  switch (spec.type) {
-  case option_spec::value_type::text: return std::string(value);
-  case option_spec::value_type::choice:
-    for (const auto& c : spec.choices)
-      if (c == value) return c;
-    {
-      std::string list;
-      for (const auto& c : spec.choices) list += (list.empty() ? "" : ", ") + c;
-      throw fail("'" + std::string(value) + "' is not one of " + list);
-    }
-  case option_spec::value_type::integer:
-  case option_spec::value_type::real: {
-    double number = 0;
-    std::size_t used = 0;
+  try {
+    return grid::canonical_value(spec, value);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("option '" + spec.name + "': " + e.what());
+  }
+}
+
+grid::point make_point(const method_descriptor& method, const std::map<std::string, std::string>& values) {
+  for (const auto& [name, value] : values)
+    if (!(is_model_parameter(name) && uses_model_parameter(method, name)) && find_option(method, name) == nullptr)
+      throw std::invalid_argument("parameter '" + name + "' is not used by method " + method.name);
+  const auto get = [&](std::string_view name) {
+    const auto& spec = model_parameter(name);
+    const auto it = values.find(spec.name);
+    if (it == values.end() && spec.default_value.empty())
+      throw std::invalid_argument("parameter '" + spec.name + "' is required by method " + method.name);
     try {
-      number = std::stod(std::string(value), &used);
-    } catch (const std::exception&) {
-      throw fail("'" + std::string(value) + "' is not a number");
+      return grid::canonical_value(spec, it == values.end() ? spec.default_value : it->second);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("parameter '" + spec.name + "': " + e.what());
     }
-    if (used != value.size() || std::isnan(number)) throw fail("'" + std::string(value) + "' is not a number");
-    if (spec.type == option_spec::value_type::integer && number != std::floor(number))
-      throw fail("'" + std::string(value) + "' is not an integer");
-    if (number < spec.minimum || number > spec.maximum)
-      throw fail(std::string(value) + " is out of range [" + grid::format_number(spec.minimum) + ", " +
-                 grid::format_number(spec.maximum) + "]");
-    return grid::format_number(number);
+  };
+  grid::point p;
+  p.method = method.name;
+  try {
+    p.problem.task = model::task(model::task::parse_kind(get("task")), std::stod(get("nu")));
+  } catch (const std::invalid_argument& e) {
+    throw parameter_error("nu", "nu = " + get("nu") + " with task " + get("task") + ": " + e.what());
   }
+  p.problem.lengths = model::length_law::parse(get("L"));
+  p.problem.delta = std::stod(get("delta"));
+  p.problem.activation.kind = model::activation_spec::parse_kind(get("activation"));
+  p.problem.activation.erf_offset =
+      p.problem.activation.kind == model::activation_kind::erf ? std::stod(get("erf_offset")) : 0.0;
+  if (method.finite_alpha) p.alpha = std::stod(get("alpha"));
+  if (method.finite_alpha && method.uses_regularisation) {
+    p.r_k = std::stod(get("r_k"));
+    p.r_v = std::stod(get("r_v"));
   }
-  throw fail("unsupported option type");
+  for (const auto& [name, value] : values)
+    if (find_option(method, name) != nullptr) p.options[name] = value;
+  complete_point(p);
+  return p;
+}
+
+std::vector<grid::parameter_value> point_parameters(const grid::point& point) {
+  using pv = grid::parameter_value;
+  const auto& method = find_method(point.method);
+  std::vector<pv> cells;
+  cells.push_back(pv::of_text("task", point.problem.task.name()));
+  cells.push_back(pv::of_real("nu", point.problem.task.nu()));
+  for (auto& cell : grid::typed_values(model_parameter("L"), point.problem.lengths.to_string()))
+    cells.push_back(std::move(cell));
+  cells.push_back(pv::of_real("delta", point.problem.delta));
+  cells.push_back(pv::of_text("activation", point.problem.activation.kind_name()));
+  if (point.problem.activation.kind == model::activation_kind::erf)
+    cells.push_back(pv::of_real("erf_offset", point.problem.activation.erf_offset));
+  if (method.finite_alpha) cells.push_back(pv::of_real("alpha", point.alpha));
+  if (method.finite_alpha && method.uses_regularisation) {
+    cells.push_back(pv::of_real("r_k", point.r_k));
+    cells.push_back(pv::of_real("r_v", point.r_v));
+  }
+  for (const auto& spec : method.options) {
+    const auto it = point.options.find(spec.name);
+    for (auto& cell : grid::typed_values(spec, it == point.options.end() ? spec.default_value : it->second))
+      cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+std::vector<grid::parameter_value> retype_parameters(std::string_view method_name,
+                                                     std::vector<grid::parameter_value> cells) {
+  const method_descriptor* method = nullptr;
+  for (const auto& m : all_methods())
+    if (m.name == method_name) method = &m;
+  if (method == nullptr) return cells;
+  for (auto& cell : cells) {
+    const auto* spec = find_option(*method, cell.name);
+    if (spec == nullptr || spec->type == grid::value_type::length) continue;
+    try {
+      auto typed = grid::typed_values(*spec, grid::canonical_value(*spec, cell.to_text()));
+      if (typed.size() == 1) cell = std::move(typed.front());
+    } catch (const std::exception&) {
+      // A value this release no longer accepts keeps its guessed type: the data stay readable.
+    }
+  }
+  return cells;
 }
 
 void complete_point(grid::point& point) {

@@ -7,22 +7,26 @@
 
 namespace slr::model {
 
+const std::array<activation_name, 4>& activation_names() noexcept {
+  static constexpr std::array<activation_name, 4> names = {{{activation_kind::softmax, "softmax"},
+                                                            {activation_kind::linear, "linear"},
+                                                            {activation_kind::erf, "erf"},
+                                                            {activation_kind::softplus_kernel, "softplus-kernel"}}};
+  return names;
+}
+
 activation_kind activation_spec::parse_kind(std::string_view name) {
-  if (name == "softmax") return activation_kind::softmax;
-  if (name == "linear") return activation_kind::linear;
-  if (name == "erf") return activation_kind::erf;
-  if (name == "softplus-kernel") return activation_kind::softplus_kernel;
-  throw std::invalid_argument("unknown activation '" + std::string(name) +
-                              "' (expected softmax, linear, erf or softplus-kernel)");
+  std::string known;
+  for (const auto& entry : activation_names()) {
+    if (name == entry.name) return entry.kind;
+    known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  }
+  throw std::invalid_argument("unknown activation '" + std::string(name) + "' (expected one of: " + known + ")");
 }
 
 std::string activation_spec::kind_name() const {
-  switch (kind) {
-  case activation_kind::softmax: return "softmax";
-  case activation_kind::linear: return "linear";
-  case activation_kind::erf: return "erf";
-  case activation_kind::softplus_kernel: return "softplus-kernel";
-  }
+  for (const auto& entry : activation_names())
+    if (entry.kind == kind) return entry.name;
   return "unknown";
 }
 

@@ -24,15 +24,29 @@ task::task(task_kind kind, double nu) : kind_(kind), nu_(nu) {
     throw std::invalid_argument("nu = inf is only defined for the max task");
 }
 
+std::span<const task_name> task_names() noexcept {
+  static constexpr task_name names[] = {{task_kind::spiked, "spiked"}, {task_kind::max, "max"}};
+  return names;
+}
+
 task_kind task::parse_kind(std::string_view name) {
-  if (name == "spiked") return task_kind::spiked;
-  if (name == "max") return task_kind::max;
-  throw std::invalid_argument("unknown task '" + std::string(name) + "' (expected spiked or max)");
+  std::string known;
+  for (const auto& entry : task_names()) {
+    if (name == entry.name) return entry.kind;
+    known += (known.empty() ? "" : ", ") + std::string(entry.name);
+  }
+  throw std::invalid_argument("unknown task '" + std::string(name) + "' (expected one of: " + known + ")");
+}
+
+std::string task::kind_name(task_kind kind) {
+  for (const auto& entry : task_names())
+    if (entry.kind == kind) return entry.name;
+  return "unknown";
 }
 
 bool task::is_hard() const noexcept { return kind_ == task_kind::max && std::isinf(nu_); }
 
-std::string task::name() const { return kind_ == task_kind::spiked ? "spiked" : "max"; }
+std::string task::name() const { return kind_name(kind_); }
 
 std::size_t task::sample(std::span<double> chi_star, counter_rng& rng) const {
   const std::size_t L = chi_star.size();

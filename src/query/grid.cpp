@@ -22,12 +22,10 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 
 grid_build make_grid(const table& points, const grid_options& options) {
   if (points.rows() == 0) throw std::invalid_argument("export: no points to export (check --where / --status)");
-  const auto* lengths = points.find("L");
-  const bool has_pmf = lengths != nullptr && std::any_of(lengths->numbers.begin(), lengths->numbers.end(),
-                                                         [](double l) { return l < 0; });
+  const bool has_pmf = points.has_length_pmf();
   std::vector<std::string> axes = options.axes;
   if (axes.empty()) {
-    for (const auto& p : parameter_columns()) {
+    for (const auto& p : points.parameter_names()) {
       const auto* c = points.find(p);
       if (c == nullptr || !varies(*c)) continue;
       if ((p == "L" && has_pmf) || (p == "L_pmf" && !has_pmf)) continue;
@@ -40,7 +38,7 @@ grid_build make_grid(const table& points, const grid_options& options) {
         throw std::invalid_argument("--axes: '" + a + "' is an identifier, not a grid axis");
       if (std::count(axes.begin(), axes.end(), a) > 1) throw std::invalid_argument("--axes: '" + a + "' given twice");
     }
-    for (const auto& p : parameter_columns()) {
+    for (const auto& p : points.parameter_names()) {
       const auto* c = points.find(p);
       if (c == nullptr || contains(axes, p) || !varies(*c)) continue;
       // L and L_pmf carry the same information for fixed lengths.
@@ -117,7 +115,7 @@ grid_build make_grid(const table& points, const grid_options& options) {
       if (owner[cell] >= 0) v.values[cell] = status->texts[static_cast<std::size_t>(owner[cell])];
     data.text_variables.push_back(std::move(v));
   }
-  for (const auto& p : parameter_columns()) {
+  for (const auto& p : points.parameter_names()) {
     const auto* c = points.find(p);
     if (c != nullptr && !contains(axes, p) && !varies(*c)) data.attributes[p] = c->cell_text(0);
   }

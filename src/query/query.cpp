@@ -63,7 +63,7 @@ std::vector<std::string> expand_keys(const table& t, const std::vector<std::stri
   for (const auto& k : keys) {
     if (k == "parameters") {
       if (t.find("archive") != nullptr && !contains(out, "archive")) out.push_back("archive"); // rows of several archives
-      for (const auto& p : parameter_columns())
+      for (const auto& p : t.parameter_names())
         if (p != "repeat" && t.find(p) != nullptr && !contains(out, p)) out.push_back(p);
       continue;
     }
@@ -213,14 +213,13 @@ query_result run_query(const table& points, const query_options& options) {
           if (t.find(risk) != nullptr) g.values.emplace_back(risk);
     } else if (all_columns) {
       for (const auto& c : t.columns)
-        if (c.kind == column_kind::number && !contains(parameter_columns(), c.name)) g.values.push_back(c.name);
+        if (c.kind == column_kind::number && !c.is_parameter) g.values.push_back(c.name);
     }
     keys = expand_keys(t, options.group_by, "--group-by");
     t = group_by(t, g);
   } else {
     if (!options.statistics.empty()) throw std::invalid_argument("--stats: only used with --group-by");
-    for (const auto& p : parameter_columns())
-      if (t.find(p) != nullptr) keys.push_back(p);
+    for (const auto& p : t.parameter_names()) keys.push_back(p);
   }
 
   query_result result;
@@ -240,10 +239,8 @@ query_result run_query(const table& points, const query_options& options) {
   } else {
     if (const auto* tag = t.find("archive"); tag != nullptr && varies(*tag)) selected.emplace_back("archive");
     selected.emplace_back("method");
-    const auto* lengths = t.find("L");
-    const bool has_pmf = lengths != nullptr && std::any_of(lengths->numbers.begin(), lengths->numbers.end(),
-                                                           [](double l) { return l < 0; });
-    for (const auto& p : parameter_columns()) {
+    const bool has_pmf = t.has_length_pmf();
+    for (const auto& p : t.parameter_names()) {
       const auto* c = t.find(p);
       if (p == "method" || c == nullptr) continue;
       if ((p == "L" && has_pmf) || (p == "L_pmf" && !has_pmf)) continue;

@@ -92,6 +92,7 @@ table table::take(const std::vector<std::size_t>& rows) const {
     copy.name = c.name;
     copy.kind = c.kind;
     copy.is_result = c.is_result;
+    copy.is_parameter = c.is_parameter;
     for (const auto r : rows) {
       switch (c.kind) {
       case column_kind::number: copy.numbers.push_back(c.numbers[r]); break;
@@ -110,10 +111,23 @@ table table::select(const std::vector<std::string>& names, std::string_view argu
   return out;
 }
 
-const std::vector<std::string>& parameter_columns() {
-  static const std::vector<std::string> names = {"method", "task",  "nu",  "L",   "L_pmf",   "delta", "activation",
-                                                 "erf_offset", "alpha", "r_k", "r_v", "options", "repeat"};
+std::vector<std::string> table::parameter_names() const {
+  std::vector<std::string> names;
+  for (const auto& c : columns)
+    if (c.is_parameter && c.name != "repeat") names.push_back(c.name);
+  if (const auto* r = find("repeat"); r != nullptr && r->is_parameter) names.emplace_back("repeat");
   return names;
+}
+
+bool table::has_length_pmf() const {
+  const auto* lengths = find("L");
+  const auto* laws = find("L_pmf");
+  if (laws == nullptr || laws->kind != column_kind::text) return false;
+  for (std::size_t r = 0; r < rows(); ++r)
+    if (!laws->texts[r].empty() && (lengths == nullptr || lengths->kind != column_kind::number ||
+                                    std::isnan(lengths->numbers[r])))
+      return true;
+  return false;
 }
 
 table from_rows(const std::vector<archive::point_row>& rows) {
@@ -141,17 +155,33 @@ table from_rows(const std::vector<archive::point_row>& rows) {
   add_number("repeat", [](const row& r) { return r.repeat; });
   add_integer("seed", [](const row& r) { return r.seed; });
   add_text("method", &row::method);
-  add_text("task", &row::task);
-  add_number("nu", [](const row& r) { return r.nu; });
-  add_number("L", [](const row& r) { return r.L; });
-  add_text("L_pmf", &row::L_pmf);
-  add_number("delta", [](const row& r) { return r.delta; });
-  add_text("activation", &row::activation);
-  add_number("erf_offset", [](const row& r) { return r.erf_offset; });
-  add_number("alpha", [](const row& r) { return r.alpha; });
-  add_number("r_k", [](const row& r) { return r.r_k; });
-  add_number("r_v", [](const row& r) { return r.r_v; });
-  add_text("options", &row::options);
+  t.columns.back().is_parameter = true;
+  t.columns[1].is_parameter = true; // repeat
+  // Parameter columns: the union of the rows' parameter names, in first-seen order.
+  {
+    std::vector<column> parameters;
+    std::unordered_map<std::string, std::size_t> where;
+    for (const auto& r : rows)
+      for (const auto& cell : r.parameters) {
+        const auto [it, inserted] = where.emplace(cell.name, parameters.size());
+        if (inserted) {
+          parameters.push_back(column::make(cell.name, column_kind::number));
+          parameters.back().is_parameter = true;
+        }
+        if (cell.type == grid::parameter_value::kind::text) parameters[it->second].kind = column_kind::text;
+      }
+    for (auto& c : parameters) {
+      if (c.kind == column_kind::text) c.texts.assign(rows.size(), std::string());
+      else c.numbers.assign(rows.size(), std::nan(""));
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (const auto& cell : rows[i].parameters) {
+        auto& c = parameters[where.at(cell.name)];
+        if (c.kind == column_kind::text) c.texts[i] = cell.to_text();
+        else c.numbers[i] = cell.to_number();
+      }
+    for (auto& c : parameters) t.columns.push_back(std::move(c));
+  }
   add_text("status", &row::status);
   add_text("message", &row::message);
   add_number("run_index", [](const row& r) { return r.run_index; });
@@ -185,7 +215,10 @@ table concatenate(const std::vector<std::pair<std::string, table>>& parts, const
     for (const auto& c : part.columns) {
       if (c.name == tag_column) throw std::invalid_argument("cannot tag rows: a column is already named " + tag_column);
       const auto* known = out.find(c.name);
-      if (known == nullptr) out.columns.push_back(column::make(c.name, c.kind, c.is_result));
+      if (known == nullptr) {
+        out.columns.push_back(column::make(c.name, c.kind, c.is_result));
+        out.columns.back().is_parameter = c.is_parameter;
+      }
       else if (known->kind != c.kind)
         throw std::invalid_argument("column '" + c.name + "' has different types in different archives");
     }

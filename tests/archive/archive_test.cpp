@@ -97,13 +97,11 @@ protected:
     row.repeat = p.repeat;
     row.seed = p.seed;
     row.method = "bayes";
-    row.task = p.task;
-    row.nu = p.nu;
-    row.L = 3;
-    row.L_pmf = "3";
-    row.activation = "softmax";
-    row.erf_offset = row.alpha = row.r_k = row.r_v = std::nan("");
-    row.options = "samples=1000";
+    using pv = grid::parameter_value;
+    row.parameters = {pv::of_text("task", p.task),       pv::of_real("nu", p.nu),
+                      pv::of_integer("L", 3),            pv::of_text("L_pmf", "3"),
+                      pv::of_real("delta", 0),           pv::of_text("activation", "softmax"),
+                      pv::of_integer("samples", 1000)};
     row.status = std::string(grid::status_name(r.status));
     row.message = r.message;
     row.extra_json = r.extra_json;
@@ -140,7 +138,7 @@ TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
   }
   reader r(path);
   const auto& a = r.attributes();
-  EXPECT_EQ(a.schema_version, 1);
+  EXPECT_EQ(a.schema_version, 2);
   EXPECT_EQ(a.job_text, job_text);
   EXPECT_EQ(a.job_fingerprint, job_.fingerprint);
   EXPECT_EQ(a.job_name, "archive-test");
@@ -159,13 +157,11 @@ TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
     EXPECT_EQ(row.seed, p.seed);
     EXPECT_EQ(row.repeat, p.repeat);
     EXPECT_EQ(row.method, "bayes");
-    EXPECT_EQ(row.task, p.task);
-    EXPECT_EQ(row.nu, p.nu);
-    EXPECT_EQ(row.L, 3);
-    EXPECT_EQ(row.L_pmf, "3");
-    EXPECT_EQ(row.activation, "softmax");
-    EXPECT_TRUE(std::isnan(row.alpha));
-    EXPECT_EQ(row.options, "samples=1000");
+    // Every parameter comes back with its name, type and value; none is invented.
+    EXPECT_EQ(row.parameters, row_of(p).parameters);
+    EXPECT_EQ(row.parameter("alpha"), nullptr);
+    ASSERT_NE(row.parameter("L"), nullptr);
+    EXPECT_EQ(row.parameter("L")->type, grid::parameter_value::kind::integer);
     EXPECT_EQ(row.status, grid::status_name(expected.status));
     EXPECT_EQ(row.message, expected.message);
     EXPECT_EQ(row.extra_json, expected.extra_json);
@@ -179,10 +175,10 @@ TEST_F(ArchiveTest, RoundTripOfEveryColumnAndAttribute) {
   }
   EXPECT_GT(std::count_if(rows.begin(), rows.end(), [](const point_row& row) { return row.status == "failed"; }), 0);
   // Table order is deterministic: sorted by task, then nu, then repeat.
-  EXPECT_EQ(rows.front().task, "max");
-  EXPECT_EQ(rows.front().nu, 1.0);
-  EXPECT_EQ(rows.back().task, "spiked");
-  EXPECT_EQ(rows.back().nu, 5.0);
+  EXPECT_EQ(rows.front().parameter("task")->text, "max");
+  EXPECT_EQ(rows.front().parameter("nu")->real, 1.0);
+  EXPECT_EQ(rows.back().parameter("task")->text, "spiked");
+  EXPECT_EQ(rows.back().parameter("nu")->real, 5.0);
   const auto runs = r.runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].exit_reason, "complete");
@@ -453,8 +449,8 @@ TEST_F(ArchiveTest, AFlippedBitCostsOneRecordAndSalvageKeepsEveryIntactRecord) {
   const auto frames = frames_of(bytes);
   const auto clean = read_journal(journal_path(path));
   ASSERT_FALSE(clean.damaged());
-  ASSERT_EQ(clean.entries.size() + 2, frames.size()); // + header and column-schema records
-  // Frames: header, job, run_begin, schema, 20 points, run_end. Flip bits after the job record,
+  ASSERT_EQ(clean.entries.size() + 1, frames.size()); // + the header record
+  // Frames: header, job, run_begin, 20 self-describing points, run_end. Flip bits after the job record,
   // before the last record (a flip there is a torn tail, tested separately below).
   std::mt19937_64 rng(2024);
   std::uniform_int_distribution<std::uint64_t> byte_of(frames[2].first, frames[frames.size() - 2].second - 1);
@@ -465,14 +461,14 @@ TEST_F(ArchiveTest, AFlippedBitCostsOneRecordAndSalvageKeepsEveryIntactRecord) {
     damaged[at] = static_cast<char>(damaged[at] ^ (1 << (rng() % 8)));
     std::size_t hit = 0;
     while (!(frames[hit].first <= at && at < frames[hit].second)) ++hit;
-    const bool point_hit = hit >= 4 && hit < frames.size() - 1;
+    const bool point_hit = hit >= 3 && hit < frames.size() - 1;
     fs::remove(copy);
     write_bytes(journal_path(copy), damaged); // the journal alone: no .h5 to merge from
     const auto contents = read_journal(journal_path(copy));
     ASSERT_EQ(contents.damage.size(), 1u) << "flip at " << at;
     EXPECT_EQ(contents.damage[0].begin, frames[hit].first);
     EXPECT_EQ(contents.damage[0].end, frames[hit].second);
-    std::size_t expected_entries = clean.entries.size() - (hit == 3 ? 0 : 1); // the schema record is no entry
+    const std::size_t expected_entries = clean.entries.size() - 1; // every record but the damaged one
     EXPECT_EQ(contents.entries.size(), expected_entries) << "flip at " << at;
     // Writers refuse and change nothing.
     EXPECT_THROW((void)writer::open(copy), journal_damaged_error);
@@ -532,7 +528,7 @@ TEST_F(ArchiveTest, RowsOfTheSnapshotMissingFromATruncatedJournalAreMergedBack) 
   const std::string bytes = file_bytes(journal_path(path));
   const auto frames = frames_of(bytes);
   // Cut after the 8th point record: 12 points and the run_end are gone from the journal only.
-  write_bytes(journal_path(path), bytes.substr(0, frames[4 + 8].first));
+  write_bytes(journal_path(path), bytes.substr(0, frames[3 + 8].first));
   {
     const auto f = reader(path).check_freshness();
     EXPECT_EQ(f.missing_points, points_.size() - 8);

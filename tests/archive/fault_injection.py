@@ -255,7 +255,7 @@ def refusals(work, reference):
     big = os.path.join(d, "big.toml")
     with open(big, "w") as f:
         f.write('name = "big"\nseed = 1\n[grid]\nnu = {linspace = [0.1, 10, 100000]}\n'
-                'delta = {linspace = [0, 1, 100000]}\nalpha = {linspace = [0.1, 1, 100000]}\n'
+                'delta = {linspace = [0, 1, 100000]}\nL = {linspace = [1, 100000, 100000]}\n'
                 '[[method]]\nname = "bayes"\n')
     start = time.monotonic()
     result = run("plan", big, expect=2)
@@ -288,7 +288,7 @@ def full_disk(work, reference, job_path):
     try:
         filler = os.path.join(mount_point, "filler")
         # Leave room for the journal's first records only.
-        subprocess.run(["fallocate", "-l", "1960k", filler], check=True)
+        subprocess.run(["fallocate", "-l", "2032k", filler], check=True)
         archive = os.path.join(mount_point, "a.h5")
         result = run("run", job_path, "-o", archive)
         if result.returncode != 1:

@@ -42,15 +42,22 @@ with tempfile.TemporaryDirectory() as tmp:
         table = {name: points[name] for name in points.dtype.names}  # dict of columns
         runs = f["/runs"][:]
         attrs = dict(f.attrs)
+        parameter_columns = f["/points"].attrs["parameter_columns"]
 
     check(len(points) == 36, f"36 rows expected, got {len(points)}")
     check(points.dtype["point_id"] == np.uint64, "point_id is uint64")
-    for column in ["method", "task", "nu", "L", "L_pmf", "delta", "activation", "alpha", "r_k", "r_v", "seed",
-                   "repeat", "options", "status", "message", "risk", "bayes_risk", "order_parameters_m_kk",
+    for column in ["method", "task", "nu", "L", "L_pmf", "delta", "activation", "samples", "seed",
+                   "repeat", "status", "message", "risk", "bayes_risk", "order_parameters_m_kk",
                    "order_parameters_q_vv", "V_kk", "hat_m_kk", "wall_s", "extra_json"]:
         check(column in table, f"column {column} missing")
+    # Every parameter is a typed column of its own; a parameter no point has is no column at all.
+    check("options" not in table and "alpha" not in table, "no options text, no alpha column for population points")
+    check(points.dtype["samples"] == np.int64 and points.dtype["L"] == np.int64 and points.dtype["nu"] == np.float64,
+          "typed parameter columns (samples, L int64; nu float64)")
+    parameter_columns = parameter_columns.decode() if isinstance(parameter_columns, bytes) else parameter_columns
+    check({"task", "nu", "L", "samples"} <= set(parameter_columns.split(",")), "parameter_columns names the parameters")
     check(len(set(table["point_id"].tolist())) == 36, "point ids are unique")
-    check(attrs["schema_version"] == 1, "schema_version")
+    check(attrs["schema_version"] == 2, "schema_version")
     with open(job_file) as job:
         check(attrs["job_text"] == job.read(), "the job text is stored verbatim")
     check(len(runs) == 2 and runs["exit_reason"][0] == b"stopped" and runs["exit_reason"][1] == b"complete",
@@ -81,7 +88,6 @@ with tempfile.TemporaryDirectory() as tmp:
     expected = point_json(population[0], "population", ["--samples", "5000"])
     check(population[0]["risk"] == expected["risk"], "population risk equals `slr-sweep point`")
     check(population[0]["order_parameters_m_kk"] == expected["order_parameters"]["m_kk"], "m_kk")
-    check(np.isnan(population[0]["alpha"]), "alpha is NaN for a population-level method")
 
     try:
         import pandas as pd  # optional: not a Debian dependency of the project

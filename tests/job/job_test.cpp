@@ -55,15 +55,16 @@ delta = {logspace = [-2, 0, 3]}
 name = "bayes"
 )",
                              "gen");
-  const auto& g = job.methods[0].grid;
-  ASSERT_EQ(g.nu.size(), 5u);
-  EXPECT_DOUBLE_EQ(g.nu[0], 0.0);
-  EXPECT_DOUBLE_EQ(g.nu[1], 0.25);
-  EXPECT_DOUBLE_EQ(g.nu[4], 1.0);
-  ASSERT_EQ(g.delta.size(), 3u);
-  EXPECT_DOUBLE_EQ(g.delta[0], 0.01);
-  EXPECT_DOUBLE_EQ(g.delta[1], 0.1);
-  EXPECT_DOUBLE_EQ(g.delta[2], 1.0);
+  const auto& nu = job.methods[0].grid.values.at("nu");
+  ASSERT_EQ(nu.size(), 5u);
+  EXPECT_DOUBLE_EQ(std::stod(nu[0]), 0.0);
+  EXPECT_DOUBLE_EQ(std::stod(nu[1]), 0.25);
+  EXPECT_DOUBLE_EQ(std::stod(nu[4]), 1.0);
+  const auto& delta = job.methods[0].grid.values.at("delta");
+  ASSERT_EQ(delta.size(), 3u);
+  EXPECT_DOUBLE_EQ(std::stod(delta[0]), 0.01);
+  EXPECT_DOUBLE_EQ(std::stod(delta[1]), 0.1);
+  EXPECT_DOUBLE_EQ(std::stod(delta[2]), 1.0);
   EXPECT_EQ(point_count(expand(job)), 15u);
 }
 

@@ -313,7 +313,7 @@ TEST(QueryWhileRunning, ReadsTheSnapshotOfARunningSweep) {
     p.problem.task = slr::model::task(slr::model::task_kind::spiked, nu);
     slr::grid::result_record r;
     r.set("risk", 1 / (1 + nu));
-    writer.record(slr::archive::make_point_row(p, 0, slr::query::testing::point_id(p, 0), r));
+    writer.record(slr::query::testing::row_of(p, 0, slr::query::testing::point_id(p, 0), r));
   };
   record(1.0);
   record(2.0);

@@ -26,6 +26,18 @@ std::uint64_t point_id(const grid::point& point, std::uint32_t repeat) {
   return model::stable_hash(point.canonical() + ";repeat=" + std::to_string(repeat));
 }
 
+archive::point_row row_of(const grid::point& p, std::uint32_t repeat, std::uint64_t id,
+                          const grid::result_record& record) {
+  std::string options;
+  for (const auto& [key, value] : p.options) options += (options.empty() ? "" : ";") + key + "=" + value;
+  const auto& lengths = p.problem.lengths;
+  auto cells = archive::schema1_parameters(
+      p.problem.task.name(), p.problem.task.nu(),
+      lengths.is_fixed() ? static_cast<std::int64_t>(lengths.support().front().length) : -1, lengths.to_string(),
+      p.problem.delta, p.problem.activation.kind_name(), std::nan(""), p.alpha, p.r_k, p.r_v, options);
+  return archive::make_point_row(p.method, std::move(cells), repeat, id, p.seed, record);
+}
+
 void write_archive(const std::filesystem::path& path, const std::vector<synthetic_row>& rows) {
   const archive::journal_job job{"name = \"synthetic\"\nseed = 1\n[[method]]\nname = \"population\"\n",
                                  "5e7a1c0de5e7a1c0", "<synthetic>", "synthetic"};
@@ -48,7 +60,7 @@ void write_archive(const std::filesystem::path& path, const std::vector<syntheti
     record.status = r.status;
     if (r.status == grid::status::failed) record.message = "synthetic failure";
     for (const auto& [name, value] : r.values) record.set(name, value);
-    batch.push_back(archive::make_point_row(p, r.repeat, id, record));
+    batch.push_back(row_of(p, r.repeat, id, record));
   }
   writer.record_batch(batch);
   writer.end_run("complete");

@@ -30,7 +30,11 @@ synthetic_row make_row(std::string method, std::string task, std::string activat
                        double alpha = grid::not_set, double r = grid::not_set, unsigned repeat = 0);
 
 /// The sweep identity of an unchained point (as job expansion computes it).
-[[nodiscard]] std::uint64_t point_id(const grid::point& point, std::uint32_t repeat);
+[[nodiscard]] /// The archive row of a point (parameters typed without the method registry, which the query
+/// tests do not link: numbers of the options guessed from their text).
+archive::point_row row_of(const grid::point& point, std::uint32_t repeat, std::uint64_t id,
+                          const grid::result_record& record);
+std::uint64_t point_id(const grid::point& point, std::uint32_t repeat);
 
 
 /// Writes an archive holding exactly these rows (one run).

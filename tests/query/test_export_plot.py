@@ -115,7 +115,7 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(out_csv, newline="") as f:
         rows = list(csv.DictReader(f))
     check(len(rows) == total, f"csv rows {len(rows)}")
-    check("order_parameters_q_vv" in rows[0] and "options" in rows[0], "csv columns")
+    check("order_parameters_q_vv" in rows[0] and "D" in rows[0] and "options" not in rows[0], "csv columns (every parameter its own)")
 
     # --- query from the CLI
     result = run("query", archive, "--where", "method=fixed-point,status=ok", "--min-over", "r_k,r_v",

@@ -49,9 +49,21 @@ def main(expected_points, reference_path, *others):
 
     # Independent check of single points with `slr-sweep point`.
     checked = 0
+    model = {"task", "nu", "L", "L_pmf", "delta", "activation", "erf_offset", "alpha", "r_k", "r_v"}
+    with h5py.File(reference_path, "r") as f:
+        attribute = f["/points"].attrs["parameter_columns"]
+    declared = (attribute.decode() if isinstance(attribute, bytes) else attribute).split(",")
+    option_names = [name for name in declared if name not in model]
     for row in reference.values():
-        options = dict(item.split("=", 1) for item in row["options"].decode().split(";") if item)
-        if row["status"] != b"ok" or row["iterations"] != 1 or checked >= 4 or options.get("cost-us") != "0":
+        options = {}
+        for name in option_names:  # the options of this row's method: other methods' are NaN / ""
+            value = row[name]
+            if isinstance(value, bytes):
+                if value:
+                    options[name] = value.decode()
+            elif not np.isnan(value):
+                options[name] = repr(value.item())
+        if row["status"] != b"ok" or row["iterations"] != 1 or checked >= 4 or float(row["cost-us"]) != 0:
             continue
         command = [os.environ["SLR_SWEEP"], "point", "--method", "synthetic", "--alpha", repr(float(row["alpha"])),
                    "--r-k", repr(float(row["r_k"])), "--r-v", repr(float(row["r_v"])), "--seed", str(int(row["seed"]))]

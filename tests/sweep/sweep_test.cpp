@@ -72,15 +72,16 @@ TEST_F(SweepArchiveTest, PointRowsCarryEveryParameterAndResultColumn) {
     EXPECT_EQ(row.seed, p.point.seed);
     EXPECT_EQ(row.repeat, p.repeat);
     EXPECT_EQ(row.method, "bayes");
-    EXPECT_EQ(row.task, p.point.problem.task.name());
-    EXPECT_EQ(row.nu, p.point.problem.task.nu());
-    EXPECT_EQ(row.L, 3);
-    EXPECT_EQ(row.L_pmf, "3");
-    EXPECT_EQ(row.activation, "softmax");
-    EXPECT_TRUE(std::isnan(row.erf_offset));
-    EXPECT_TRUE(std::isnan(row.alpha));
-    EXPECT_EQ(row.options, "samples=1000");
-    EXPECT_EQ(row.options, options_text(p.point));
+    // The typed parameters, as the model and the method declare them; none the point lacks.
+    using pv = grid::parameter_value;
+    const std::vector<pv> expected = {pv::of_text("task", p.point.problem.task.name()),
+                                      pv::of_real("nu", p.point.problem.task.nu()),
+                                      pv::of_integer("L", 3),
+                                      pv::of_text("L_pmf", "3"),
+                                      pv::of_real("delta", 0),
+                                      pv::of_text("activation", "softmax"),
+                                      pv::of_integer("samples", 1000)};
+    EXPECT_EQ(row.parameters, expected);
     EXPECT_EQ(row.status, "ok");
     EXPECT_EQ(row.extra_json, record.extra_json);
     EXPECT_GT(row.completed_unix, 0);

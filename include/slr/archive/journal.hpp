@@ -16,9 +16,11 @@
 //    sector, an overwritten block). They may have held acknowledged points, so nothing is cut:
 //    writers refuse the journal (journal_damaged_error) until `recover --salvage`.
 // Record types: header (first: journal format version), job (job text + fingerprint; a later
-// job record replaces the earlier one after `--extend`), run_begin, run_end, point, and schema
-// (the list of result-column names; a point record refers to one by hash, and journal_writer
-// writes the schema record before the first point that uses it).
+// job record replaces the earlier one after `--extend`), run_begin, run_end and point. A point
+// record is self-describing: its parameters as typed (name, kind, value) cells and the results it
+// produced as (name, value) pairs, under the frame's CRC-32C. Journals of the first archive schema
+// also hold fixed-column point records and column-schema records (result-column names a point
+// record refers to by hash); both are still read, never written.
 #include <cstdint>
 #include <filesystem>
 #include <unordered_set>
@@ -114,7 +116,6 @@ private:
   int fd_ = -1;
   std::filesystem::path path_;
   std::uint64_t size_ = 0;
-  std::unordered_set<std::uint64_t> schemas_; ///< schema hashes already in the file
 };
 
 /// Encodes one entry as a framed record (a point record refers to its schema by hash only).

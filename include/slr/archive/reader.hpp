@@ -24,6 +24,9 @@ struct archive_attributes {
   double snapshot_unix = 0;           ///< when this snapshot was written
   std::uint64_t journal_bytes = 0;    ///< journal length it was built from
   std::uint64_t journal_points = 0;   ///< point records it was built from (incl. duplicates)
+  /// JSON object {parameter: {"long_name": …, "units": …}} of the parameter columns (schema ≥ 2;
+  /// "{}" or empty when the writing program declared none).
+  std::string parameter_descriptions;
 };
 
 /// How current the snapshot is relative to the journal (read-only inspection).
@@ -52,7 +55,8 @@ public:
   ~reader();
 
   [[nodiscard]] const archive_attributes& attributes() const noexcept;
-  /// All rows of /points (value_names = the float64 result columns present in the file).
+  /// All rows of /points (value_names = the float64 result columns present in the file). Rows of
+  /// a first-schema archive get typed parameters from its fixed columns and options text.
   [[nodiscard]] std::vector<point_row> points() const;
   [[nodiscard]] std::vector<run_row> runs() const;
   /// Number of rows of /points without reading them.

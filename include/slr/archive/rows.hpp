@@ -1,14 +1,15 @@
 #pragma once
 // The rows of the archive's two tables, as C++ values. A point_row is one finished point (one
 // journal record, one row of /points); a run_row is one `run`/`resume` invocation (/runs).
-// Archive column names: the fields below, then the result columns with dots replaced by
-// underscores (order_parameters.m_kk → order_parameters_m_kk).
+// Archive column names: the fields below with one column per parameter name, then the result
+// columns with dots replaced by underscores (order_parameters.m_kk → order_parameters_m_kk).
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "slr/grid/point.hpp"
+#include "slr/grid/parameter.hpp"
 #include "slr/grid/result_record.hpp"
 
 namespace slr::archive {
@@ -18,15 +19,9 @@ struct point_row {
   std::uint32_t repeat = 0;
   std::uint64_t seed = 0;
   std::string method;
-  std::string task;             ///< "spiked" / "max"
-  double nu = 0;                ///< +inf allowed
-  std::int64_t L = -1;          ///< fixed length, or −1 for a pmf
-  std::string L_pmf;            ///< canonical length law text ("3" or "1:0.25,3:0.75")
-  double delta = 0;
-  std::string activation;
-  double erf_offset = 0;        ///< NaN unless activation = erf
-  double alpha = 0, r_k = 0, r_v = 0; ///< NaN for population-level methods
-  std::string options;          ///< canonical "key=value;…" of the method options
+  /// The point's parameters as typed cells (model parameters, then method options), in the
+  /// declaring order; a parameter the point's model or method does not have is absent.
+  std::vector<grid::parameter_value> parameters;
   std::string status;           ///< grid::status_name
   std::string message;
   std::string extra_json;
@@ -34,6 +29,9 @@ struct point_row {
   double completed_unix = 0;    ///< wall-clock time it was journaled (s since the epoch)
   std::vector<std::string> value_names; ///< archive names of `values` (normally all result columns)
   std::vector<double> values;
+
+  /// A parameter cell by name, or nullptr.
+  [[nodiscard]] const grid::parameter_value* parameter(std::string_view name) const;
 };
 
 struct run_row {
@@ -47,16 +45,34 @@ struct run_row {
   std::uint64_t points_done = 0;///< points journaled by this run
 };
 
+/// What a parameter column means, for the archive's self-description (CF-style attributes).
+struct parameter_description {
+  std::string long_name;
+  std::string units; ///< "" for dimensionless
+};
+/// Descriptions recorded by every snapshot this process writes (the /points attribute
+/// parameter_descriptions). The program sets them once from its declared parameters; the archive
+/// itself knows no model or method. Not thread-safe: set before any writer exists.
+void set_parameter_descriptions(std::map<std::string, parameter_description> descriptions);
+[[nodiscard]] const std::map<std::string, parameter_description>& parameter_descriptions();
+
 /// Archive column name of a result column: dots → underscores.
 [[nodiscard]] std::string archive_column_name(std::string_view result_column);
 
-/// The row of a finished point: its parameters and options, its identity within its job
-/// (`point_id`), repeat and seed beside the result record (values = all grid::result_columns, then
-/// the method's own columns); completed_unix is now, run_index is left to the writer.
-[[nodiscard]] point_row make_point_row(const grid::point& point, std::uint32_t repeat, std::uint64_t point_id,
+/// The row of a finished point: its typed parameters (methods::point_parameters), its identity
+/// within its job (`point_id`), repeat and seed beside the result record (values = all
+/// grid::result_columns, then the method's own columns); completed_unix is now, run_index is left
+/// to the writer.
+[[nodiscard]] point_row make_point_row(std::string method, std::vector<grid::parameter_value> parameters,
+                                       std::uint32_t repeat, std::uint64_t point_id, std::uint64_t seed,
                                        const grid::result_record& record);
 
-/// Canonical "key=value;…" text of a point's options.
-[[nodiscard]] std::string options_text(const grid::point& point);
+/// The typed parameters of a row of the first archive schema, which stored the SLR parameters in
+/// fixed columns (L = −1 for a pmf; erf_offset, alpha, r_k, r_v NaN where a point has none) and
+/// the method options as "key=value;…" text (typed here by guess_typed_value).
+[[nodiscard]] std::vector<grid::parameter_value>
+schema1_parameters(const std::string& task, double nu, std::int64_t L, const std::string& L_pmf, double delta,
+                   const std::string& activation, double erf_offset, double alpha, double r_k, double r_v,
+                   const std::string& options);
 
 } // namespace slr::archive

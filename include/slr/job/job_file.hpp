@@ -3,22 +3,23 @@
 //
 //   name = "smoke"                 # sweep name, [A-Za-z0-9._-]+
 //   seed = 2024                    # master seed (integer >= 0); point seeds derive from it
-//   [grid]                         # axes shared by all methods (each: value, list, {linspace=[a,b,n]},
-//   task = ["spiked", "max"]       #   {logspace=[a,b,n]} = 10^a … 10^b, base-10 exponents)
+//   [grid]                         # parameters shared by the methods that take them; each a value,
+//   task = ["spiked", "max"]       #   a list, {linspace=[a,b,n]} or {logspace=[a,b,n]} (10^a … 10^b)
 //   nu = [1, 4, "inf"]
 //   L = [3, {1 = 0.25, 3 = 0.75}]  # fixed L, or a pmf table / "1:0.25,3:0.75" text
-//   alpha = {logspace = [-1, 1, 9]}
-//   zip = [["r_k", "r_v"]]         # axes iterated together instead of as a product
+//   alpha = [1, 2, 4]
+//   D = [400, 283, 200]            # a method option is a parameter like any other
+//   zip = [["alpha", "D"]]         # parameters iterated together instead of as a product
 //   repeats = 3                    # independent seeds per point
 //   [[method]]                     # one entry per method (a method may appear several times)
 //   name = "population"
-//   samples = 20000                # options of the method registry; a list makes an option axis
-//   grid = { nu = [1, 2] }         # optional per-method replacement of whole axes
+//   samples = 20000                # any parameter of the method, replacing the [grid] one
+//   grid = { nu = [1, 2] }         # the same, as a table (may hold zip and repeats)
 //   continuation = "alpha"         # optional: chain finite-α points along increasing α (warm starts)
 //
-// Parsing checks everything that can be checked without expanding: syntax, unknown keys,
-// types, ranges of axis values, method names and option values (through the method
-// registry, slr/methods/registry.hpp). Every failure throws job_error.
+// The parameters are those declared by the model and the methods (slr/methods/registry.hpp);
+// parsing checks everything that can be checked without expanding: syntax, unknown keys, types,
+// ranges, method names. Every failure throws job_error naming the file, the field and the reason.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -28,38 +29,26 @@
 #include <vector>
 
 #include "slr/job/job_error.hpp"
-#include "slr/model/activation.hpp"
-#include "slr/model/length_law.hpp"
-#include "slr/model/task.hpp"
 
 namespace slr::job {
 
-/// The grid axes of a job, in the order of the Cartesian product (outermost first).
-/// Values are already validated (ν ≥ 0, Δ ≥ 0 finite, α > 0 finite, r ≥ 0 finite, …).
+/// The parameters of one method entry: every declared parameter the method takes that the job
+/// sets (canonical texts; one value, or several = an axis), zip groups and repeats.
 struct grid_axes {
-  std::vector<model::task_kind> task;          ///< default {spiked}
-  std::vector<double> nu;                      ///< ≥ 0, +∞ allowed ("inf"); default {1}
-  std::vector<model::length_law> L;            ///< default {fixed(3)}
-  std::vector<double> delta;                   ///< ≥ 0; default {0}
-  std::vector<model::activation_kind> activation; ///< default {softmax}
-  std::vector<double> erf_offset;              ///< used by erf only (collapsed otherwise); default {0}
-  std::vector<double> alpha;                   ///< > 0; finite-α methods only (collapsed otherwise); default {}
-  std::vector<double> r_k;                     ///< ≥ 0; finite-α methods only; default {}
-  std::vector<double> r_v;                     ///< ≥ 0; finite-α methods only; default {}
-  std::vector<std::vector<std::string>> zip;   ///< groups of axis names iterated together (equal lengths)
-  std::uint32_t repeats = 1;                   ///< independent seeds per point, ≥ 1
+  std::map<std::string, std::vector<std::string>> values; ///< parameter → canonical values (≥ 1)
+  std::vector<std::vector<std::string>> zip;              ///< groups of parameters iterated together (equal lengths)
+  std::uint32_t repeats = 1;                              ///< independent seeds per point, ≥ 1
+  /// The values of a parameter, or nullptr if the job leaves it at its default.
+  [[nodiscard]] const std::vector<std::string>* find(std::string_view name) const;
 };
-
-/// Names of the grid axes as used in job files and in zip groups, in product order.
-[[nodiscard]] const std::vector<std::string_view>& axis_names();
 
 enum class continuation_kind { none, alpha };
 
-/// One [[method]] entry: a registry method, its options and its (merged) grid.
+/// One [[method]] entry: a registry method and its parameters (the top-level [grid] merged with
+/// the entry's own).
 struct method_entry {
-  std::string name;                                           ///< a registry method name
-  std::map<std::string, std::vector<std::string>> options;    ///< option → canonical values (≥ 1; > 1 = option axis)
-  grid_axes grid;                                             ///< top-level [grid] with this entry's overrides applied
+  std::string name;  ///< a registry method name
+  grid_axes grid;    ///< the parameters the method takes, as set by the job
   continuation_kind continuation = continuation_kind::none;
 };
 

@@ -6,29 +6,34 @@
 // in all_methods(). Nothing here uses MPI.
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <stdexcept>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "slr/grid/parameter.hpp"
 #include "slr/grid/point.hpp"
 #include "slr/grid/result_record.hpp"
 
 namespace slr::methods {
 
-struct option_spec {
-  enum class value_type { integer, real, choice, text };
-  std::string name;          ///< CLI flag without dashes and job-file key, e.g. "samples", "max-iter"
-  value_type type = value_type::real;
-  std::string default_value; ///< canonical text
-  std::string help;
-  std::vector<std::string> choices;                      ///< for value_type::choice
-  double minimum = -std::numeric_limits<double>::infinity(); ///< inclusive, for integer/real
-  double maximum = std::numeric_limits<double>::infinity();  ///< inclusive
-  /// For options added after archives exist: while at its default the option is left out of a
-  /// point's canonical text, so points of existing archives keep their identities (and seeds).
-  bool omitted_when_default = false;
+/// A method option is a declared parameter (slr/grid/parameter.hpp).
+using option_spec = grid::parameter_spec;
+
+/// A model family: its parameters, declared once, in the order of a point's canonical text.
+/// Single-location regression ("slr") is the only model of this release; its points carry their
+/// model parameters in grid::point's typed fields (problem, alpha, r_k, r_v).
+struct model_descriptor {
+  std::string name;
+  std::string summary;
+  std::vector<grid::parameter_spec> parameters;
 };
+
+/// The model of single-location regression: task, nu, L, delta, activation, erf_offset (erf only),
+/// alpha (finite-α methods), r_k and r_v (methods with an ERM penalty).
+[[nodiscard]] const model_descriptor& slr_model();
 
 /// How a solve runs (never part of a point's identity: results do not depend on it).
 struct run_context {
@@ -60,6 +65,45 @@ struct method_descriptor {
 [[nodiscard]] const std::vector<method_descriptor>& all_methods();
 /// Throws std::invalid_argument naming the known methods.
 [[nodiscard]] const method_descriptor& find_method(std::string_view name);
+/// Adds a method to the registry (tests and embedders); throws std::invalid_argument if the name
+/// is taken or one of its options has a model parameter's name. Not thread-safe: call before any
+/// expansion or solve.
+void register_method(method_descriptor method);
+
+/// Whether a model parameter takes part in the points of a method (α only for finite-α methods,
+/// r_k and r_v only for those with an ERM penalty; every other model parameter always).
+[[nodiscard]] bool uses_model_parameter(const method_descriptor& method, std::string_view name);
+/// Every parameter a method's points take: the model parameters it uses (model order), then its
+/// options (declared order).
+[[nodiscard]] std::vector<const grid::parameter_spec*> method_parameters(const method_descriptor& method);
+/// The declaration of a model parameter or of an option of any method (nullptr if none).
+[[nodiscard]] const grid::parameter_spec* find_parameter(std::string_view name);
+
+/// A value of a parameter that cannot be combined with the others (e.g. ν = ∞ with the spiked task).
+class parameter_error : public std::invalid_argument {
+public:
+  parameter_error(std::string parameter, const std::string& reason)
+      : std::invalid_argument(reason), parameter_(std::move(parameter)) {}
+  [[nodiscard]] const std::string& parameter() const noexcept { return parameter_; }
+
+private:
+  std::string parameter_;
+};
+
+/// Builds a completed point (complete_point) of a method from canonical values of its declared
+/// parameters; model parameters not given take their defaults. Throws std::invalid_argument naming
+/// the parameter (unknown to the method, missing without a default, out of range, …).
+[[nodiscard]] grid::point make_point(const method_descriptor& method,
+                                     const std::map<std::string, std::string>& values);
+
+/// The typed archive cells of a completed point: the model parameters it has (erf_offset only for
+/// erf, α and r only where used), then every option of its method (also those left out of its
+/// identity at their default), typed by their declarations.
+[[nodiscard]] std::vector<grid::parameter_value> point_parameters(const grid::point& point);
+/// The same cells for a row read back from an archive of the first schema, whose options were
+/// untyped text: options declared by the method are typed by the declaration, others guessed.
+[[nodiscard]] std::vector<grid::parameter_value> retype_parameters(std::string_view method,
+                                                                   std::vector<grid::parameter_value> cells);
 
 /// Checks one option value against its spec and returns its canonical text; throws
 /// std::invalid_argument "option '<name>': <reason>".

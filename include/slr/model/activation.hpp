@@ -5,7 +5,9 @@
 //   erf              σ_l = 1 + erf(c + χ_l)                  (offset c, default 0)
 //   softplus-kernel  σ_l = sp(χ_l) / Σ_m sp(χ_m), sp(t) = log(1 + e^t)
 // Adding an activation: one source file in src/model/ implementing this interface, plus one
-// line in make_activation.
+// line in activation_names() (the name every parser, help text and error message uses) and one in
+// make_activation.
+#include <array>
 #include <memory>
 #include <span>
 #include <string>
@@ -14,6 +16,13 @@
 namespace slr::model {
 
 enum class activation_kind { softmax, linear, erf, softplus_kernel };
+
+struct activation_name {
+  activation_kind kind;
+  const char* name;
+};
+/// The one table of activation names, in the order help texts list them.
+[[nodiscard]] const std::array<activation_name, 4>& activation_names() noexcept;
 
 /// What identifies an activation: its kind and, for erf, the offset c.
 struct activation_spec {

@@ -14,12 +14,20 @@ namespace slr::model {
 
 enum class task_kind { spiked, max };
 
+struct task_name {
+  task_kind kind;
+  const char* name;
+};
+/// The one table of task names ("spiked", "max").
+[[nodiscard]] std::span<const task_name> task_names() noexcept;
+
 class task {
 public:
   /// Throws std::invalid_argument if ν < 0, ν is NaN, or ν = ∞ for the spiked task.
   task(task_kind kind, double nu);
-  /// Parses "spiked" or "max"; throws std::invalid_argument otherwise.
+  /// Parses a name of task_names(); throws std::invalid_argument otherwise.
   static task_kind parse_kind(std::string_view name);
+  [[nodiscard]] static std::string kind_name(task_kind kind);
 
   [[nodiscard]] task_kind kind() const noexcept { return kind_; }
   [[nodiscard]] double nu() const noexcept { return nu_; }

@@ -24,6 +24,7 @@ struct column {
   std::string name;
   column_kind kind = column_kind::number;
   bool is_result = false;              ///< a solver output (result column), not a parameter or bookkeeping
+  bool is_parameter = false;           ///< part of a point's identity (method, a declared parameter, repeat)
   std::vector<double> numbers;         ///< kind number
   std::vector<std::uint64_t> integers; ///< kind integer
   std::vector<std::string> texts;      ///< kind text
@@ -49,18 +50,20 @@ public:
   /// Throws std::invalid_argument "<argument>: unknown column '<name>' (known: …)".
   [[nodiscard]] const column& at(std::string_view name, std::string_view argument) const;
   [[nodiscard]] std::vector<std::string> names() const;
+  /// The parameter columns (the identity of a point apart from its seed), in archive order:
+  /// method, the declared parameters of the archive's points, repeat.
+  [[nodiscard]] std::vector<std::string> parameter_names() const;
+  /// Whether some row has a length pmf rather than a fixed L (L is NaN there, L_pmf holds the law).
+  [[nodiscard]] bool has_length_pmf() const;
   /// A table of the given rows (indices into this table, in that order).
   [[nodiscard]] table take(const std::vector<std::size_t>& rows) const;
   /// A table of the given columns (names must exist; throws like at()).
   [[nodiscard]] table select(const std::vector<std::string>& names, std::string_view argument) const;
 };
 
-/// The grid-parameter columns (the identity of a point apart from its seed), in archive order:
-/// method, task, nu, L, L_pmf, delta, activation, erf_offset, alpha, r_k, r_v, options, repeat.
-[[nodiscard]] const std::vector<std::string>& parameter_columns();
-
-/// Builds the table from archive rows (value columns = the union of the rows' value_names,
-/// result columns first in archive order).
+/// Builds the table from archive rows: bookkeeping, then one column per parameter name (the union
+/// over the rows, in first-seen order; text if any cell is text, else numbers; NaN / "" where a
+/// row has no such parameter), then the value columns (the union of the rows' value_names).
 [[nodiscard]] table from_rows(const std::vector<archive::point_row>& rows);
 /// Rows of several tables one after the other, tagged by a first text column `tag_column`
 /// holding each part's label. Columns are the union (in order of first appearance); a cell a part

@@ -1,6 +1,6 @@
 #pragma once
-// From a finished sweep point to the archive's row: the point's parameters, options, identity
-// and seed beside its result record.
+// From a finished sweep point to the archive's row: the point's typed parameters (as declared by
+// its model and method), identity and seed beside its result record.
 #include <string>
 
 #include "slr/archive/rows.hpp"
@@ -14,6 +14,8 @@ namespace slr::sweep {
 /// method's own values); completed_unix is now, run_index is left to the writer.
 [[nodiscard]] archive::point_row make_point_row(const job::sweep_point& point, const grid::result_record& record);
 
-using archive::options_text;
+/// Gives the archive the meaning and unit of every declared parameter (model and methods), which
+/// every snapshot this process writes then records (archive::set_parameter_descriptions).
+void describe_declared_parameters();
 
 } // namespace slr::sweep

@@ -8,6 +8,7 @@ when it is installed (python3-pandas; optional).
     points = slr_sweep.load("results.h5")          # pandas.DataFrame (or a dict of numpy columns)
     slr_sweep.plot_figure("results.h5", "population", "figs/")
     slr_sweep.plot_figure(["fig3_theory.h5", "fig3_erm.h5"], "finite-alpha", "figs/")
+    ds = slr_sweep.to_xarray("results.h5", where={"method": "erm"})   # needs xarray
 """
 # Imports are deferred to the calls so that `python3 -m slr_sweep.plot` can report a missing
 # numpy/h5py/matplotlib with a clear message instead of a traceback.
@@ -27,6 +28,24 @@ def load_columns(path, point_ids=None):
     from .archive import load_columns as _load_columns
 
     return _load_columns(path, point_ids)
+
+
+def parameter_columns(path):
+    """The names of an archive's parameter columns (schema 2: the /points attribute
+    parameter_columns; schema 1: task, nu, L, L_pmf, delta, activation, erf_offset, alpha, r_k, r_v
+    and the method options of the options text); path may be a list of archives."""
+    from .archive import parameter_columns as _parameter_columns
+
+    return _parameter_columns(path)
+
+
+def to_xarray(archive, variables=None, where=None):
+    """The points of an archive (or a list of archives) as an xarray.Dataset with one dimension per
+    varying parameter (zipped parameters share one), result columns and status as data variables
+    (see xarray.to_xarray). Needs xarray."""
+    from .xarray import to_xarray as _to_xarray
+
+    return _to_xarray(archive, variables=variables, where=where)
 
 
 def runs(path):
@@ -83,5 +102,5 @@ def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None, na
     return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats, name=name, style=style)
 
 
-__all__ = ["load", "load_columns", "parse_options", "runs", "attributes", "provenance", "trajectory", "figure",
-           "plot_figure"]
+__all__ = ["load", "load_columns", "parameter_columns", "to_xarray", "parse_options", "runs", "attributes",
+           "provenance", "trajectory", "figure", "plot_figure"]

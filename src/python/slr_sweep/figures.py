@@ -68,8 +68,28 @@ def _mask_method(cols, *methods):
     return np.isin(cols["method"].astype(str), methods)
 
 
+def _option_text(cols, key, default):
+    """A method option of every row as text: from the schema-1 ``options`` text where a row has one,
+    else from the typed column of that name (schema 2), else default ("" and NaN count as absent,
+    except that a schema-1 "key=" keeps its empty value)."""
+    options = cols.get("options")
+    column = cols.get(key)
+    out = []
+    for i in range(_n(cols)):
+        if options is not None and options[i]:
+            out.append(parse_options(options[i]).get(key, default))
+            continue
+        value = None if column is None else column[i]
+        if value is None or (isinstance(value, str) and value == "") or \
+                (isinstance(value, (float, np.floating)) and math.isnan(value)):
+            out.append(default)
+        else:
+            out.append(str(value))
+    return np.array(out, dtype=object)
+
+
 def _at_option(cols):
-    return np.array([parse_options(o).get("at", "") for o in cols["options"]], dtype=object)
+    return _option_text(cols, "at", "")
 
 
 def _same(a, b):
@@ -557,7 +577,7 @@ def _student_label(at):
 
 
 def _start_option(cols):
-    return np.array([parse_options(o).get("start", "matched") for o in cols["options"]], dtype=object)
+    return _option_text(cols, "start", "matched")
 
 
 def _outcome(cols):
