@@ -431,6 +431,7 @@ private:
       return true;
     }
     case point: { // the first schema's fixed columns, typed on reading
+      ++first_schema_points_;
       point_row p;
       p.point_id = d.u64();
       p.repeat = d.u32();
@@ -510,6 +511,11 @@ private:
     }
   }
 
+public:
+  [[nodiscard]] std::uint64_t first_schema_points() const noexcept { return first_schema_points_; }
+
+private:
+  std::uint64_t first_schema_points_ = 0;
   std::string what_;
   std::unordered_map<std::uint64_t, std::vector<std::string>> schemas_;          // recorded in the file
   std::unordered_map<std::uint64_t, std::vector<std::string>> fallback_schemas_; // known to this build
@@ -520,6 +526,7 @@ journal_contents scan_descriptor(int fd, const std::string& what) {
   journal_contents contents;
   journal_scanner scanner(what);
   scanner.scan(bytes, contents, [&](journal_entry&& e) { contents.entries.push_back(std::move(e)); });
+  contents.first_schema_point_records = scanner.first_schema_points();
   return contents;
 }
 
@@ -692,6 +699,7 @@ journal_writer journal_writer::open(const std::filesystem::path& path, journal_c
   contents = {};
   const std::string bytes = read_whole(fd, "journal " + path.string());
   scanner.scan(bytes, contents, [&](journal_entry&& e) { contents.entries.push_back(std::move(e)); });
+  contents.first_schema_point_records = scanner.first_schema_points();
   if (contents.damaged()) {
     if (!accept_damage)
       throw journal_damaged_error(

@@ -101,4 +101,43 @@ recover_report recover(const std::filesystem::path& archive_path, recover_option
   return report;
 }
 
+upgrade_report upgrade(const std::filesystem::path& archive_path, const parameter_retyper& retype) {
+  const auto start = std::chrono::steady_clock::now();
+  upgrade_report report;
+  const auto journal_file = journal_path(archive_path);
+  std::int64_t snapshot_schema = 0;
+  try {
+    snapshot_schema = reader(archive_path).attributes().schema_version;
+  } catch (const archive_error&) {
+    // No readable .h5: recover() below rebuilds it from the journal.
+  }
+  {
+    const auto contents = read_journal(journal_file);
+    if (contents.first_schema_point_records == 0 && snapshot_schema == archive_schema_version) {
+      report.already_current = true;
+      report.points = reader(archive_path).point_count();
+      return report;
+    }
+  }
+  (void)recover(archive_path); // journals again what only the .h5 holds, cuts a torn tail
+  journal_contents contents;
+  auto journal = journal_writer::open(journal_file, contents);
+  report.rewritten_records = contents.first_schema_point_records;
+  for (auto& entry : contents.entries)
+    if (auto* row = std::get_if<point_row>(&entry)) row->parameters = retype(row->method, std::move(row->parameters));
+  report.old_journal = journal_file;
+  report.old_journal += ".schema1";
+  for (int n = 1; std::filesystem::exists(report.old_journal); ++n) {
+    report.old_journal = journal_file;
+    report.old_journal += ".schema1-" + std::to_string(n);
+  }
+  journal.rewrite(contents.entries, report.old_journal);
+  archive_model model;
+  for (auto& e : contents.entries) model.apply(std::move(e));
+  write_snapshot(archive_path, model.snapshot(journal.size_bytes()));
+  report.points = model.rows().size();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
 } // namespace slr::archive

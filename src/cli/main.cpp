@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   const auto run_plan = slr::cli::add_plan_command(app);
   const auto run_status = slr::cli::add_status_command(app);
   const auto run_recover = slr::cli::add_recover_command(app);
+  const auto run_upgrade = slr::cli::add_upgrade_command(app);
   const auto run_query = slr::cli::add_query_command(app);
   const auto run_export = slr::cli::add_export_command(app);
   const auto run_plot = slr::cli::add_plot_command(app);
@@ -86,7 +87,8 @@ int main(int argc, char** argv) {
   }
   if (sweep.selected()) return run_with_mpi(argc, argv, sweep);
   try {
-    for (const auto* run : {&run_point, &run_plan, &run_status, &run_recover, &run_query, &run_export, &run_plot})
+    for (const auto* run : {&run_point, &run_plan, &run_status, &run_recover, &run_upgrade, &run_query, &run_export,
+                            &run_plot})
       if (const int code = (*run)(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";

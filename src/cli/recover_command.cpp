@@ -6,6 +6,7 @@
 
 #include "slr/archive/archive_error.hpp"
 #include "slr/archive/recover.hpp"
+#include "slr/methods/registry.hpp"
 
 namespace slr::cli {
 
@@ -66,6 +67,34 @@ std::function<int()> add_recover_command(CLI::App& app) {
                 << "` recomputes every missing point (results depend only on the seed and the point, so they are "
                    "the same as the lost ones)\n";
     }
+    return 0;
+  };
+}
+
+std::function<int()> add_upgrade_command(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("upgrade", "Rewrite an archive of the first schema (fixed SLR columns, options as "
+                                            "text) losslessly as the current one (every parameter a typed column); "
+                                            "the old journal is kept as <archive>.journal.schema1");
+  cmd->add_option("archive", *path, "Archive (.h5; its journal is <archive>.journal)")->required();
+  return [path, cmd]() -> int {
+    if (!*cmd) return -1;
+    archive::upgrade_report report;
+    try {
+      report = archive::upgrade(*path, [](const std::string& method, std::vector<grid::parameter_value> cells) {
+        return methods::retype_parameters(method, std::move(cells));
+      });
+    } catch (const archive::archive_not_found_error& e) {
+      throw std::invalid_argument(*path + ": " + e.what());
+    }
+    if (report.already_current) {
+      std::cout << *path << " is already of the current archive schema (" << report.points
+                << " points): nothing to do\n";
+      return 0;
+    }
+    std::cout << "upgraded " << *path << ": " << report.rewritten_records << " point records rewritten with typed "
+              << "parameters, " << report.points << " points in the rebuilt .h5 (" << report.seconds
+              << " s); the old journal is kept as " << report.old_journal.string() << "\n";
     return 0;
   };
 }

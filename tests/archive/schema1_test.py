@@ -11,6 +11,7 @@ import tempfile
 
 schema1_dir, smoke_job, python_dir = (os.path.abspath(a) for a in sys.argv[1:4])
 sys.path.insert(0, python_dir)
+import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import slr_sweep  # noqa: E402
 
@@ -65,6 +66,45 @@ with tempfile.TemporaryDirectory() as tmp:
         check(np.array_equal(before[column][order_b], after[column][order_a], equal_nan=True),
               f"resume changed column {column}")
 
+    # `upgrade` rewrites a copy losslessly as the current schema; the old journal is kept as it was.
+    upgraded_dir = os.path.join(tmp, "upgraded")
+    os.makedirs(upgraded_dir)
+    for name in ("smoke_schema1.h5", "smoke_schema1.h5.journal"):
+        shutil.copy(os.path.join(schema1_dir, name), upgraded_dir)
+    out = run("upgrade", archive, cwd=upgraded_dir)
+    check(f"{POINTS} points" in out and "schema1" in out, f"upgrade: {out}")
+    with open(os.path.join(schema1_dir, "smoke_schema1.h5.journal"), "rb") as a, \
+            open(os.path.join(upgraded_dir, "smoke_schema1.h5.journal.schema1"), "rb") as b:
+        check(a.read() == b.read(), "upgrade: the old journal is kept byte for byte")
+    with h5py.File(os.path.join(upgraded_dir, archive), "r") as f:
+        points = f["/points"]
+        check(int(f.attrs["schema_version"]) == 2, "upgrade: schema_version 2")
+        names = points.dtype.names
+        check("options" not in names, "upgrade: no options column")
+        check(points.dtype["samples"] == np.int64 or points.dtype["samples"] == np.float64, "upgrade: samples numeric")
+        check(points.dtype["D"].kind == "f" and points.dtype["init"].kind in "SO", "upgrade: D real, init text")
+        declared = points.attrs["parameter_columns"]
+        declared = declared.decode() if isinstance(declared, bytes) else declared
+        check({"task", "nu", "L", "delta", "activation", "alpha", "r_k", "r_v", "samples", "D", "init"}
+              <= set(declared.split(",")), f"upgrade: parameter columns {declared}")
+    upgraded = slr_sweep.load(os.path.join(upgraded_dir, archive), as_dict=True)
+    order_u = np.argsort(upgraded["point_id"])
+    check(np.array_equal(before["point_id"][order_b], upgraded["point_id"][order_u]), "upgrade changed the point ids")
+    check(np.array_equal(before["seed"][order_b], upgraded["seed"][order_u]), "upgrade changed the seeds")
+    for column in ("risk", "test_risk", "order_parameters_m_kk", "train_loss", "alpha", "nu", "D"):
+        check(np.array_equal(np.asarray(before[column][order_b], dtype=float),
+                             np.asarray(upgraded[column][order_u], dtype=float), equal_nan=True),
+              f"upgrade changed column {column}")
+    out = run("query", archive, "--where", "D>=100", "--columns", "alpha,D,test_risk", "--format", "csv",
+              cwd=upgraded_dir)
+    check(out.splitlines()[0] == "alpha,D,test_risk" and len(out.strip().splitlines()) == 1 + int(erm.sum()),
+          f"query --where D>=100 on the upgraded archive: {out}")
+    out = run("resume", archive, "--extend", smoke_job, cwd=upgraded_dir)
+    check(f"({POINTS} already done)" in out, f"resume --extend after upgrade: {out}")
+    out = run("upgrade", archive, cwd=upgraded_dir)
+    check("nothing to do" in out, f"upgrade of an upgraded archive: {out}")
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
-print("frozen schema-1 archive: status, query, export, plot, load and resume --extend work; nothing changed")
+print("frozen schema-1 archive: status, query, export, plot, load and resume --extend work; nothing changed; "
+      "upgrade rewrites it losslessly as schema 2 and resume --extend accepts the result")

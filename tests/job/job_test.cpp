@@ -68,6 +68,32 @@ name = "bayes"
   EXPECT_EQ(point_count(expand(job)), 15u);
 }
 
+TEST(JobParse, AnOptionZipsWithAModelParameter) {
+  // D = 1e3 / sqrt(alpha): the two lists iterate together, in one [[method]] entry.
+  const auto job = parse_job(R"(
+name = "z"
+seed = 1
+[grid]
+alpha = [1, 4, 16]
+D = [1000, 500, 250]
+zip = [["alpha", "D"]]
+r_k = 0.1
+r_v = 0.1
+[[method]]
+name = "erm"
+)",
+                             "zip");
+  const auto units = expand(job);
+  ASSERT_EQ(point_count(units), 3u);
+  std::set<std::string> pairs;
+  for (const auto& u : units)
+    pairs.insert(grid::format_number(u.points[0].point.alpha) + "/" + u.points[0].point.options.at("D"));
+  EXPECT_EQ(pairs, (std::set<std::string>{"1/1000", "4/500", "16/250"}));
+  // A method option in [grid] that no method of the job takes is an error, not silently ignored.
+  EXPECT_THROW((void)parse_job("name = \"z\"\nseed = 1\n[grid]\nD = 100\n[[method]]\nname = \"bayes\"\n", "d"),
+               job_error);
+}
+
 TEST(JobParse, ZipIteratesAxesTogether) {
   const std::string base = R"(
 name = "z"

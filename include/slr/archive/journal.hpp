@@ -67,6 +67,9 @@ struct journal_contents {
   std::uint64_t ignored_bytes = 0;    ///< torn tail after it (0 for a clean journal)
   std::vector<journal_damage> damage; ///< damaged stretches (empty for an undamaged journal)
   std::uint64_t file_bytes = 0;       ///< journal size when it was read
+  /// Point records in the first archive schema's fixed-column format (`slr-sweep upgrade`
+  /// rewrites them as self-describing records).
+  std::uint64_t first_schema_point_records = 0;
   [[nodiscard]] bool damaged() const noexcept { return !damage.empty(); }
   [[nodiscard]] std::uint64_t damaged_bytes() const noexcept;
 };

@@ -5,6 +5,7 @@
 // (journal.hpp) is rebuilt from every intact record; the damaged file is kept beside it.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,24 @@ struct recover_report {
 /// journal_damaged_error for a damaged journal without `salvage` (nothing changed),
 /// journal_error, hdf5_error.
 recover_report recover(const std::filesystem::path& archive_path, recover_options options = {});
+
+/// Re-types the parameters of a row read from a first-schema archive (whose options were text).
+using parameter_retyper =
+    std::function<std::vector<grid::parameter_value>(const std::string& method, std::vector<grid::parameter_value>)>;
+
+struct upgrade_report {
+  bool already_current = false;        ///< journal and .h5 were already of the current schema: nothing changed
+  std::uint64_t rewritten_records = 0; ///< first-schema point records rewritten
+  std::uint64_t points = 0;            ///< rows of the rebuilt /points
+  std::filesystem::path old_journal;   ///< the journal as it was, kept byte for byte
+  double seconds = 0;
+};
+
+/// `slr-sweep upgrade`: rewrites an archive of the first schema losslessly as the current one.
+/// First recover() (so rows only the old .h5 holds are journaled again), then every point record
+/// is rewritten self-describing with its parameters re-typed by `retype` (ids, seeds, results,
+/// runs and the job unchanged) into a new journal that replaces the old one atomically (the old
+/// one is kept as "<journal>.schema1"), and the .h5 is rebuilt. Throws like recover().
+upgrade_report upgrade(const std::filesystem::path& archive_path, const parameter_retyper& retype);
 
 } // namespace slr::archive

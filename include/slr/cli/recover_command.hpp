@@ -11,5 +11,7 @@ namespace slr::cli {
 /// file, missing archive) throws std::invalid_argument naming the file, field and reason (the
 /// caller prints it and exits with 2).
 [[nodiscard]] std::function<int()> add_recover_command(CLI::App& app);
+/// Adds the `upgrade` subcommand (an archive of the first schema rewritten as the current one).
+[[nodiscard]] std::function<int()> add_upgrade_command(CLI::App& app);
 
 } // namespace slr::cli
