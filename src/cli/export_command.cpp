@@ -38,7 +38,8 @@ std::function<int()> add_export_command(CLI::App& app) {
   cmd->add_flag("--force", args->force, "Overwrite an existing output file");
   cmd->add_option_function<std::string>(
       "--axes", [args](const std::string& text) { args->axes = list_argument(text); },
-      "grid: the axes, comma-separated (default: every parameter that varies)");
+      "grid: the dimensions, comma-separated (default: the parameters that vary, those that are functions of "
+      "another (zipped lists, method options) as its coordinates)");
   cmd->add_option_function<std::string>(
       "--columns", [args](const std::string& text) { args->columns = list_argument(text); },
       "csv: columns to write (default all); grid: observables (default every result column with a value)");
@@ -68,9 +69,13 @@ std::function<int()> add_export_command(CLI::App& app) {
     }
 
     if (args->output == "-") throw std::invalid_argument("--output: the grid format needs a file");
-    auto build = query::make_grid(points, {args->axes, args->columns});
     const archive::reader source(args->input.path);
     const auto& attributes = source.attributes();
+    query::grid_options options;
+    options.axes = args->axes;
+    options.variables = args->columns;
+    options.descriptions = query::parse_parameter_descriptions(attributes.parameter_descriptions);
+    auto build = query::make_grid(points, options);
     build.data.attributes["source_archive"] = std::filesystem::absolute(args->input.path).string();
     build.data.attributes["job_name"] = attributes.job_name;
     build.data.attributes["job_fingerprint"] = attributes.job_fingerprint;
@@ -86,8 +91,12 @@ std::function<int()> add_export_command(CLI::App& app) {
       cells *= axis.size();
       shape += (shape.empty() ? "" : " x ") + axis.name + "(" + std::to_string(axis.size()) + ")";
     }
+    std::string coordinates;
+    for (const auto& c : build.data.coordinates)
+      coordinates += (coordinates.empty() ? "" : ", ") + c.name + " along " + build.data.axes[c.axis].name;
     for (const auto& s : build.data.text_variables.front().values) filled += s.empty() ? 0 : 1;
-    std::cerr << "slr-sweep: wrote " << args->output << ": " << (shape.empty() ? "a single point" : shape) << ", "
+    std::cerr << "slr-sweep: wrote " << args->output << ": " << (shape.empty() ? "a single point" : shape)
+              << (coordinates.empty() ? "" : " (coordinates " + coordinates + ")") << ", "
               << build.data.variables.size() << " observables, " << (cells - filled) << " of " << cells
               << " grid points missing";
     if (build.duplicate_rows > 0)
