@@ -27,7 +27,9 @@ bool is_count(std::string_view column) {
 
 std::string to_json(const grid::point& point, const grid::result_record& record) {
   json out;
+  if (!point.model.empty()) out["model"] = point.model;
   out["method"] = point.method;
+  if (point.model.empty()) {
   out["task"] = point.problem.task.name();
   out["nu"] = std::isinf(point.problem.task.nu()) ? json("inf") : json(point.problem.task.nu());
   const auto& lengths = point.problem.lengths;
@@ -46,6 +48,7 @@ std::string to_json(const grid::point& point, const grid::result_record& record)
     if (!std::isnan(point.r_k)) out["r_k"] = point.r_k; // NaN for methods without a penalty
     if (!std::isnan(point.r_v)) out["r_v"] = point.r_v;
   }
+  }
   for (const auto& [key, value] : point.options)
     if (!value.empty()) out[key] = number_or_text(value);
   out["seed"] = point.seed;
@@ -53,7 +56,7 @@ std::string to_json(const grid::point& point, const grid::result_record& record)
   for (std::size_t i = 0; i < grid::result_columns.size(); ++i) {
     const std::string_view name = grid::result_columns[i];
     const double value = record.values[i];
-    const bool order_parameter = name.starts_with("order_parameters.");
+    const bool order_parameter = name.starts_with("order_parameters.") && point.model.empty();
     if (std::isnan(value) && !order_parameter) continue;
     const auto dot = name.find('.');
     if (dot == std::string_view::npos) {

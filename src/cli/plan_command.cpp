@@ -64,7 +64,7 @@ std::function<int()> add_plan_command(CLI::App& app) {
     for (const auto& unit : units) {
       auto& t = per_entry[unit.method_entry];
       ++t.units;
-      const auto& method = methods::find_method(unit.points.front().point.method);
+      const auto& method = methods::find_method(unit.points.front().point);
       double unit_cost = 0;
       for (const auto& p : unit.points) {
         ++t.points;

@@ -15,6 +15,7 @@
 namespace slr::cli {
 namespace {
 struct point_arguments {
+  std::string model = "slr";
   std::string method = "population";
   std::map<std::string, std::string> values; // declared parameters given on the command line (model and options)
   std::string length_pmf;
@@ -46,17 +47,23 @@ std::string with_flag(const std::string& what) {
 std::function<int()> add_point_command(CLI::App& app) {
   auto args = std::make_shared<point_arguments>();
   auto* cmd = app.add_subcommand("point", "Evaluate one parameter point and print one JSON object on stdout");
-  std::string methods;
-  for (const auto& m : methods::all_methods()) methods += "\n  " + m.name + ": " + m.summary;
-  cmd->add_option("--method", args->method, "Method:" + methods)->capture_default_str();
-  // Model parameters, from their declarations.
+  std::string models, methods;
+  for (const auto& m : methods::all_models()) models += "\n  " + m.name + ": " + m.summary;
+  for (const auto& m : methods::all_methods())
+    methods += "\n  " + m.name + (m.model == "slr" ? "" : " [" + m.model + "]") + ": " + m.summary;
+  cmd->add_option("--model", args->model, "Model:" + models)->capture_default_str();
+  cmd->add_option("--method", args->method, "Method (of the model):" + methods)->capture_default_str();
+  // Model parameters, from their declarations (a name two models share is one flag).
   CLI::Option* length_flag = nullptr;
-  for (const auto& spec : methods::slr_model().parameters) {
-    auto* option = cmd->add_option_function<std::string>(
-        flag_of(spec.name), [args, name = spec.name](const std::string& v) { args->values[name] = v; },
-        spec.help + " (" + grid::describe(spec) + ")");
-    if (spec.type == grid::value_type::length) length_flag = option;
-  }
+  std::set<std::string> registered;
+  for (const auto& model : methods::all_models())
+    for (const auto& spec : model.parameters) {
+      if (!registered.insert(spec.name).second) continue;
+      auto* option = cmd->add_option_function<std::string>(
+          flag_of(spec.name), [args, name = spec.name](const std::string& v) { args->values[name] = v; },
+          spec.help + " (" + grid::describe(spec) + ")" + (model.name == "slr" ? "" : " [" + model.name + "]"));
+      if (spec.type == grid::value_type::length) length_flag = option;
+    }
   cmd->add_option("--L-pmf", args->length_pmf, "Length law as L:prob pairs, e.g. \"1:0.25,3:0.75\" (same as --L)")
       ->excludes(length_flag);
   cmd->add_option_function<std::string>(
@@ -75,7 +82,6 @@ std::function<int()> add_point_command(CLI::App& app) {
       ->capture_default_str();
 
   // Method options: the union over the registry, each flag registered once.
-  std::set<std::string> registered;
   for (const auto& method : methods::all_methods()) {
     for (const auto& spec : method.options) {
       if (!registered.insert(spec.name).second) continue;
@@ -92,7 +98,7 @@ std::function<int()> add_point_command(CLI::App& app) {
 
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
-    const auto& method = methods::find_method(args->method);
+    const auto& method = methods::find_method(args->model, args->method);
     auto values = args->values;
     if (!args->length_pmf.empty()) {
       for (const auto& spec : methods::slr_model().parameters)
@@ -111,7 +117,7 @@ std::function<int()> add_point_command(CLI::App& app) {
     try {
       // Model parameters are canonicalised here (the flag names the one at fault); options are
       // checked by make_point against the method's own declarations.
-      for (const auto& spec : methods::slr_model().parameters)
+      for (const auto& spec : methods::model_of(method).parameters)
         if (const auto it = values.find(spec.name); it != values.end()) {
           try {
             it->second = grid::canonical_value(spec, it->second);

@@ -124,7 +124,7 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
       return std::numeric_limits<double>::quiet_NaN();
     };
     for (const auto& [id, point] : planned) {
-      const double estimate = methods::find_method(point->point.method).cost_seconds(point->point);
+      const double estimate = methods::find_method(point->point).cost_seconds(point->point);
       const auto it = done.find(id);
       if (it == done.end()) {
         eta.add_planned(point->point.method, estimate);
@@ -138,7 +138,7 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
     for (const auto& u : units) {
       double remaining = 0;
       for (const auto& p : u.points)
-        if (!done.contains(p.id)) remaining += methods::find_method(p.point.method).cost_seconds(p.point);
+        if (!done.contains(p.id)) remaining += methods::find_method(p.point).cost_seconds(p.point);
       auto& slot = largest[u.points.front().point.method];
       slot = std::max(slot, remaining);
     }

@@ -16,6 +16,11 @@ std::string format_number(double value) {
 }
 
 std::string point::canonical() const {
+  if (!model.empty()) {
+    std::string text = "model=" + model + ";method=" + method;
+    for (const auto& [key, value] : options) text += ";" + key + "=" + value;
+    return text;
+  }
   std::string text = "method=" + method;
   text += ";task=" + problem.task.name();
   text += ";nu=" + format_number(problem.task.nu());

@@ -35,8 +35,8 @@ status parse_status(std::string_view name) {
 }
 
 void result_record::set_method_value(std::string_view name, double value) {
-  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string_view::npos)
-    throw std::invalid_argument("method result column '" + std::string(name) + "': expected [a-z0-9_]+");
+  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string_view::npos)
+    throw std::invalid_argument("method result column '" + std::string(name) + "': expected [A-Za-z0-9_]+");
   for (const auto& c : result_columns)
     if (c == name) throw std::invalid_argument("'" + std::string(name) + "' is a standard result column; use set()");
   for (auto& [n, v] : method_values)

@@ -43,7 +43,7 @@ struct dimension {
 std::vector<dimension> dimensions(const method_entry& entry) {
   const auto& g = entry.grid;
   std::vector<std::string> order;
-  for (const auto& spec : methods::slr_model().parameters)
+  for (const auto& spec : methods::model_of(methods::find_method(entry.model, entry.name)).parameters)
     if (g.values.contains(spec.name)) order.push_back(spec.name);
   for (const auto& [name, values] : g.values)
     if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
@@ -81,7 +81,7 @@ std::string hex16(std::uint64_t value) {
 std::vector<std::pair<grid::point, std::uint32_t>> entry_points(const job_spec& job, const method_entry& entry,
                                                                const std::string& label) {
   const auto& g = entry.grid;
-  const auto& method = methods::find_method(entry.name);
+  const auto& method = methods::find_method(entry.model, entry.name);
   const auto dims = dimensions(entry);
   std::vector<std::pair<grid::point, std::uint32_t>> out;
   std::vector<std::size_t> index(dims.size(), 0);

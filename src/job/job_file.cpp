@@ -54,17 +54,18 @@ std::string parameter_list(const std::vector<const grid::parameter_spec*>& specs
   return list;
 }
 
-bool is_model_parameter(const std::string& name) {
-  for (const auto& spec : methods::slr_model().parameters)
+bool is_parameter_of(const methods::model_descriptor& model, const std::string& name) {
+  for (const auto& spec : model.parameters)
     if (spec.name == name) return true;
   return false;
 }
 
 std::string all_parameter_names() {
   std::vector<const grid::parameter_spec*> specs;
-  for (const auto& spec : methods::slr_model().parameters) specs.push_back(&spec);
   std::set<std::string> seen;
-  for (const auto& spec : methods::slr_model().parameters) seen.insert(spec.name);
+  for (const auto& model : methods::all_models())
+    for (const auto& spec : model.parameters)
+      if (seen.insert(spec.name).second) specs.push_back(&spec);
   for (const auto& m : methods::all_methods())
     for (const auto& spec : m.options)
       if (seen.insert(spec.name).second) specs.push_back(&spec);
@@ -98,8 +99,8 @@ public:
 
     for (auto&& [key, node] : root) {
       const std::string k(key.str());
-      if (k != "name" && k != "seed" && k != "description" && k != "grid" && k != "method")
-        fail(k, "unknown key (expected name, seed, description, grid, [[method]])", &node);
+      if (k != "name" && k != "seed" && k != "description" && k != "model" && k != "grid" && k != "method")
+        fail(k, "unknown key (expected name, seed, description, model, grid, [[method]])", &node);
     }
 
     const auto* name = root.get("name");
@@ -123,6 +124,16 @@ public:
       job.description = description->as_string()->get();
     }
 
+    if (const auto* model = root.get("model")) {
+      if (!model->is_string()) fail("model", "expected a string, got " + type_name(*model), model);
+      model_ = model->as_string()->get();
+      try {
+        (void)methods::find_model(model_);
+      } catch (const std::invalid_argument& e) {
+        fail("model", e.what(), model);
+      }
+    }
+
     grid_table top;
     if (const auto* grid = root.get("grid")) {
       if (!grid->is_table()) fail("grid", "expected a table, got " + type_name(*grid), grid);
@@ -136,20 +147,29 @@ public:
     const auto& array = *methods->as_array();
     if (array.empty()) fail("method", "at least one [[method]] entry is required", methods);
     std::set<std::string> used;
+    std::set<std::string> models;
     for (std::size_t i = 0; i < array.size(); ++i) {
       job.methods.push_back(parse_method(*array[i].as_table(), "method[" + std::to_string(i + 1) + "]", top));
-      for (const auto* spec : methods::method_parameters(methods::find_method(job.methods.back().name)))
-        used.insert(spec->name);
+      const auto& method = methods::find_method(job.methods.back().model, job.methods.back().name);
+      for (const auto* spec : methods::method_parameters(method)) used.insert(spec->name);
+      models.insert(method.model);
     }
-    // A [grid] parameter that no method of the job takes is a mistake (a typo, a wrong method).
+    // A [grid] parameter that no method of the job takes is a mistake (a typo, a wrong method);
+    // a parameter of an entry's model collapses for the methods that do not use it.
+    const auto of_a_model = [&](const std::string& parameter) {
+      for (const auto& model : models)
+        if (is_parameter_of(methods::find_model(model), parameter)) return true;
+      return false;
+    };
     for (const auto& [parameter, node] : top.where)
-      if (!used.contains(parameter) && !is_model_parameter(parameter))
+      if (!used.contains(parameter) && !of_a_model(parameter))
         fail("grid." + parameter, "no method of this job takes parameter '" + parameter + "'", node);
     return job;
   }
 
 private:
   std::string source_;
+  std::string model_ = "slr"; // the job's default model (top-level `model`)
 
   // ---- numbers -------------------------------------------------------------------------
   double number(const toml::node& node, const std::string& field, bool allow_inf) const {
@@ -346,9 +366,9 @@ private:
     if (method == nullptr) return methods::find_parameter(name);
     for (const auto* spec : methods::method_parameters(*method))
       if (spec->name == name) return spec;
-    // A model parameter the method does not use (α of a population-level method) is accepted and
-    // collapses: one job may set it for all its entries.
-    for (const auto& spec : methods::slr_model().parameters)
+    // A parameter of the method's model that it does not use (α of a population-level method) is
+    // accepted and collapses: one job may set it for all its entries.
+    for (const auto& spec : methods::model_of(*method).parameters)
       if (spec.name == name) return &spec;
     return nullptr;
   }
@@ -378,7 +398,7 @@ private:
         if (takes.contains(name)) kept.push_back(name);
       if (kept.size() >= 2) axes.zip.push_back(std::move(kept));
     }
-    for (const auto& spec : methods::slr_model().parameters)
+    for (const auto& spec : methods::model_of(method).parameters)
       if (spec.default_value.empty() && methods::uses_model_parameter(method, spec.name) &&
           !axes.values.contains(spec.name))
         fail(entry, "parameter '" + spec.name + "' is required by " + (method.finite_alpha ? "finite-alpha " : "") +
@@ -406,9 +426,19 @@ private:
     if (name == nullptr) fail(entry + ".name", "missing (every [[method]] names a registry method)", &table);
     if (!name->is_string()) fail(entry + ".name", "expected a string, got " + type_name(*name), name);
     result.name = name->as_string()->get();
+    result.model = model_;
+    if (const auto* model = table.get("model")) {
+      if (!model->is_string()) fail(entry + ".model", "expected a string, got " + type_name(*model), model);
+      result.model = model->as_string()->get();
+      try {
+        (void)methods::find_model(result.model);
+      } catch (const std::invalid_argument& e) {
+        fail(entry + ".model", e.what(), model);
+      }
+    }
     const methods::method_descriptor* method = nullptr;
     try {
-      method = &methods::find_method(result.name);
+      method = &methods::find_method(result.model, result.name);
     } catch (const std::invalid_argument& e) {
       fail(entry + ".name", e.what(), name);
     }
@@ -418,7 +448,7 @@ private:
     for (auto&& [key, node] : table) {
       const std::string k(key.str());
       const std::string field = entry + "." + k;
-      if (k == "name") continue;
+      if (k == "name" || k == "model") continue;
       if (k == "grid") {
         if (!node.is_table()) fail(field, "expected a table of parameters, got " + type_name(node), &node);
         auto own_grid = parse_grid(*node.as_table(), field, method);

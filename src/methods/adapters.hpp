@@ -12,6 +12,7 @@ method_descriptor describe_fixed_point();
 method_descriptor describe_state_evolution();
 method_descriptor describe_bayes_jump();
 method_descriptor describe_erm();
+method_descriptor describe_tied_fixed_point();
 /// TESTING ONLY: deterministic hash-derived results with tunable cost, memory and failures.
 method_descriptor describe_synthetic();
 

@@ -20,7 +20,8 @@ std::vector<method_descriptor>& registry() {
                                                    detail::describe_state_evolution(),
                                                    detail::describe_bayes_jump(),
                                                    detail::describe_erm(),
-                                                   detail::describe_synthetic()};
+                                                   detail::describe_synthetic(),
+                                                   detail::describe_tied_fixed_point()};
   return methods;
 }
 
@@ -53,17 +54,47 @@ model_descriptor describe_slr_model() {
   return m;
 }
 
+model_descriptor describe_tied_model() {
+  using vt = grid::value_type;
+  const double inf = std::numeric_limits<double>::infinity();
+  model_descriptor m;
+  m.name = "tied-attention";
+  m.summary = "single-head tied attention S = W W^T/sqrt(r d) on the attention-indexed model, trained by ERM";
+  grid::parameter_spec d{"d", vt::integer, "100", "token dimension d (finite-d methods)", {}, 4, 1e5};
+  grid::parameter_spec T{"T", vt::integer, "2", "tokens per sequence T", {}, 2, 8};
+  grid::parameter_spec alpha{"alpha", vt::real, "", "alpha: n = alpha d^2 training sequences", {}, 0, inf};
+  alpha.minimum_exclusive = true;
+  grid::parameter_spec k0{"k0", vt::real, "0.5", "k0 = r*/d: rank ratio of the (Marchenko-Pastur) target", {}, 0, 1};
+  k0.minimum_exclusive = true;
+  grid::parameter_spec k{"k", vt::real, "1", "k = r/d: width ratio of the factorised student", {}, 0, 1e3};
+  k.minimum_exclusive = true;
+  grid::parameter_spec lambda{"lambda", vt::real, "0.01", "lambda: weight decay (penalty lambda d Tr S, or lambda d |S|_F^2 direct)",
+                              {}, 0, inf};
+  grid::parameter_spec delta{"delta", vt::real, "0.5", "Delta: variance of the pre-softmax label noise", {}, 0, inf};
+  grid::parameter_spec beta{"beta", vt::real, "1", "beta: inverse temperature of the student softmax", {}, 0, inf};
+  beta.minimum_exclusive = true;
+  grid::parameter_spec beta0{"beta0", vt::real, "1", "beta0: inverse temperature of the teacher softmax", {}, 0, inf};
+  beta0.minimum_exclusive = true;
+  grid::parameter_spec parametrisation{"parametrisation", vt::choice, "factorised",
+                                       "factorised S = W W^T/sqrt(r d); direct symmetric S; psd-nuclear convex program",
+                                       {"factorised", "direct", "psd-nuclear"}};
+  m.parameters = {d, T, alpha, k0, k, lambda, delta, beta, beta0, parametrisation};
+  return m;
+}
+
+const grid::parameter_spec* parameter_of(const model_descriptor& model, std::string_view name) {
+  for (const auto& spec : model.parameters)
+    if (spec.name == name) return &spec;
+  return nullptr;
+}
+
 const grid::parameter_spec& model_parameter(std::string_view name) {
   for (const auto& spec : slr_model().parameters)
     if (spec.name == name) return spec;
   throw std::logic_error("no model parameter '" + std::string(name) + "'");
 }
 
-bool is_model_parameter(std::string_view name) {
-  for (const auto& spec : slr_model().parameters)
-    if (spec.name == name) return true;
-  return false;
-}
+bool is_model_parameter(std::string_view name) { return parameter_of(slr_model(), name) != nullptr; }
 
 const grid::parameter_spec* find_option(const method_descriptor& method, std::string_view name) {
   for (const auto& spec : method.options)
@@ -78,28 +109,61 @@ const model_descriptor& slr_model() {
   return model;
 }
 
-const std::vector<method_descriptor>& all_methods() { return registry(); }
+const std::vector<model_descriptor>& all_models() {
+  static const std::vector<model_descriptor> models = {slr_model(), describe_tied_model()};
+  return models;
+}
 
-const method_descriptor& find_method(std::string_view name) {
+const model_descriptor& find_model(std::string_view name) {
   std::string known;
-  for (const auto& m : all_methods()) {
+  for (const auto& m : all_models()) {
     if (m.name == name) return m;
     known += (known.empty() ? "" : ", ") + m.name;
   }
-  throw std::invalid_argument("unknown method '" + std::string(name) + "' (expected one of: " + known + ")");
+  throw std::invalid_argument("unknown model '" + std::string(name) + "' (expected one of: " + known + ")");
 }
 
+const model_descriptor& model_of(const method_descriptor& method) { return find_model(method.model); }
+
+std::string_view model_of(const grid::point& point) noexcept {
+  return point.model.empty() ? std::string_view("slr") : std::string_view(point.model);
+}
+
+const std::vector<method_descriptor>& all_methods() { return registry(); }
+
+const method_descriptor& find_method(std::string_view name) { return find_method("slr", name); }
+
+const method_descriptor& find_method(std::string_view model, std::string_view name) {
+  std::string known;
+  for (const auto& m : all_methods()) {
+    if (m.model != model) continue;
+    if (m.name == name) return m;
+    known += (known.empty() ? "" : ", ") + m.name;
+  }
+  (void)find_model(model);
+  throw std::invalid_argument("unknown method '" + std::string(name) + "'" +
+                              (model == "slr" ? std::string() : " of model " + std::string(model)) +
+                              " (expected one of: " + known + ")");
+}
+
+const method_descriptor& find_method(const grid::point& point) { return find_method(model_of(point), point.method); }
+
 void register_method(method_descriptor method) {
+  const auto& model = find_model(method.model);
   for (const auto& m : registry())
-    if (m.name == method.name) throw std::invalid_argument("method '" + method.name + "' is already registered");
+    if (m.model == method.model && m.name == method.name)
+      throw std::invalid_argument("method '" + method.name + "' is already registered");
   for (const auto& spec : method.options)
-    if (is_model_parameter(spec.name))
+    if (parameter_of(model, spec.name) != nullptr)
       throw std::invalid_argument("option '" + spec.name + "' of method " + method.name +
                                   " has the name of a model parameter");
   registry().push_back(std::move(method));
 }
 
 bool uses_model_parameter(const method_descriptor& method, std::string_view name) {
+  for (const auto& unused : method.unused_model_parameters)
+    if (unused == name) return false;
+  if (method.model != "slr") return parameter_of(model_of(method), name) != nullptr;
   if (name == "alpha") return method.finite_alpha;
   if (name == "r_k" || name == "r_v") return method.finite_alpha && method.uses_regularisation;
   return is_model_parameter(name);
@@ -107,15 +171,15 @@ bool uses_model_parameter(const method_descriptor& method, std::string_view name
 
 std::vector<const grid::parameter_spec*> method_parameters(const method_descriptor& method) {
   std::vector<const grid::parameter_spec*> out;
-  for (const auto& spec : slr_model().parameters)
+  for (const auto& spec : model_of(method).parameters)
     if (uses_model_parameter(method, spec.name)) out.push_back(&spec);
   for (const auto& spec : method.options) out.push_back(&spec);
   return out;
 }
 
 const grid::parameter_spec* find_parameter(std::string_view name) {
-  for (const auto& spec : slr_model().parameters)
-    if (spec.name == name) return &spec;
+  for (const auto& model : all_models())
+    if (const auto* spec = parameter_of(model, name)) return spec;
   for (const auto& m : all_methods())
     if (const auto* spec = find_option(m, name)) return spec;
   return nullptr;
@@ -130,9 +194,32 @@ std::string canonical_option(const option_spec& spec, std::string_view value) {
 }
 
 grid::point make_point(const method_descriptor& method, const std::map<std::string, std::string>& values) {
+  const auto& model = model_of(method);
   for (const auto& [name, value] : values)
-    if (!(is_model_parameter(name) && uses_model_parameter(method, name)) && find_option(method, name) == nullptr)
+    if (!(parameter_of(model, name) != nullptr && uses_model_parameter(method, name)) &&
+        find_option(method, name) == nullptr)
       throw std::invalid_argument("parameter '" + name + "' is not used by method " + method.name);
+  if (method.model != "slr") {
+    // Every parameter of another model is canonical text in options, the model's beside the method's.
+    grid::point p;
+    p.model = method.model;
+    p.method = method.name;
+    for (const auto& spec : model.parameters) {
+      if (!uses_model_parameter(method, spec.name)) continue;
+      const auto it = values.find(spec.name);
+      if (it == values.end() && spec.default_value.empty())
+        throw std::invalid_argument("parameter '" + spec.name + "' is required by method " + method.name);
+      try {
+        p.options[spec.name] = grid::canonical_value(spec, it == values.end() ? spec.default_value : it->second);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("parameter '" + spec.name + "': " + e.what());
+      }
+    }
+    for (const auto& [name, value] : values)
+      if (find_option(method, name) != nullptr) p.options[name] = value;
+    complete_point(p);
+    return p;
+  }
   const auto get = [&](std::string_view name) {
     const auto& spec = model_parameter(name);
     const auto it = values.find(spec.name);
@@ -169,8 +256,16 @@ grid::point make_point(const method_descriptor& method, const std::map<std::stri
 
 std::vector<grid::parameter_value> point_parameters(const grid::point& point) {
   using pv = grid::parameter_value;
-  const auto& method = find_method(point.method);
+  const auto& method = find_method(point);
   std::vector<pv> cells;
+  if (method.model != "slr") {
+    for (const auto* spec : method_parameters(method)) {
+      const auto it = point.options.find(spec->name);
+      for (auto& cell : grid::typed_values(*spec, it == point.options.end() ? spec->default_value : it->second))
+        cells.push_back(std::move(cell));
+    }
+    return cells;
+  }
   cells.push_back(pv::of_text("task", point.problem.task.name()));
   cells.push_back(pv::of_real("nu", point.problem.task.nu()));
   for (auto& cell : grid::typed_values(model_parameter("L"), point.problem.lengths.to_string()))
@@ -212,12 +307,32 @@ std::vector<grid::parameter_value> retype_parameters(std::string_view method_nam
 }
 
 void complete_point(grid::point& point) {
-  const auto& method = find_method(point.method);
-  point.problem.validate();
-  for (const auto& [key, value] : point.options) {
-    bool known = false;
-    for (const auto& spec : method.options) known = known || spec.name == key;
-    if (!known) throw std::invalid_argument("option '" + key + "' is not used by method " + method.name);
+  const auto& method = find_method(point);
+  if (method.model != "slr") {
+    const auto& model = model_of(method);
+    for (const auto& [key, value] : point.options)
+      if (find_option(method, key) == nullptr &&
+          !(parameter_of(model, key) != nullptr && uses_model_parameter(method, key)))
+        throw std::invalid_argument("parameter '" + key + "' is not used by method " + method.name);
+    for (const auto& spec : model.parameters) {
+      if (!uses_model_parameter(method, spec.name)) continue;
+      const auto it = point.options.find(spec.name);
+      if (it == point.options.end() && spec.default_value.empty())
+        throw std::invalid_argument("parameter '" + spec.name + "' is required by method " + method.name);
+      try {
+        point.options[spec.name] =
+            grid::canonical_value(spec, it == point.options.end() ? spec.default_value : it->second);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("parameter '" + spec.name + "': " + e.what());
+      }
+    }
+  } else {
+    point.problem.validate();
+    for (const auto& [key, value] : point.options) {
+      bool known = false;
+      for (const auto& spec : method.options) known = known || spec.name == key;
+      if (!known) throw std::invalid_argument("option '" + key + "' is not used by method " + method.name);
+    }
   }
   for (const auto& spec : method.options) {
     const auto it = point.options.find(spec.name);
@@ -227,7 +342,9 @@ void complete_point(grid::point& point) {
     else
       point.options[spec.name] = std::move(value);
   }
-  if (method.finite_alpha) {
+  if (method.model != "slr") {
+    // Other models keep α, r in their own declared parameters (options).
+  } else if (method.finite_alpha) {
     if (!(point.alpha > 0) || std::isinf(point.alpha))
       throw std::invalid_argument("alpha must be finite and > 0 for method " + method.name);
     if (method.uses_regularisation) {
@@ -250,7 +367,7 @@ double option_number(const grid::point& point, std::string_view name) {
 const std::string& option_text(const grid::point& point, std::string_view name) {
   const auto it = point.options.find(std::string(name));
   if (it != point.options.end()) return it->second;
-  for (const auto& spec : find_method(point.method).options)
+  for (const auto& spec : find_method(point).options)
     if (spec.name == name && spec.omitted_when_default) return spec.default_value; // left out at its default
   throw std::out_of_range("point has no option '" + std::string(name) + "'");
 }
@@ -259,7 +376,7 @@ grid::result_record solve_point(const grid::point& point, const run_context& con
   const auto start = std::chrono::steady_clock::now();
   grid::result_record record;
   try {
-    record = find_method(point.method).solve(point, context);
+    record = find_method(point).solve(point, context);
   } catch (const std::exception& e) {
     record = grid::result_record{};
     record.status = grid::status::failed;

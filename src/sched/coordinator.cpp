@@ -119,7 +119,7 @@ private:
       outcome_.total_points += points.size();
       std::size_t wanted = 0;
       for (std::size_t p = 0; p < points.size(); ++p) {
-        const auto& method = methods::find_method(points[p].method);
+        const auto& method = methods::find_method(points[p]);
         state.cost += method.cost_seconds(points[p]);
         state.memory = std::max(state.memory, method.memory_bytes(points[p]));
         if (already_done && already_done(u, p)) {
@@ -172,7 +172,7 @@ private:
     sink_.record(unit, position, units_[unit].points[position], record);
     ++recorded_;
     const auto& point = units_[unit].points[position];
-    const double estimate = methods::find_method(point.method).cost_seconds(point);
+    const double estimate = methods::find_method(point).cost_seconds(point);
     done_cost_ += estimate;
     state.remaining_cost = std::max(0.0, state.remaining_cost - estimate);
     eta_.add_finished(point.method, estimate, record.get("wall_s"));

@@ -14,6 +14,10 @@ namespace slr::grid {
 inline constexpr double not_set = std::numeric_limits<double>::quiet_NaN();
 
 struct point {
+  /// The model family: "" for single-location regression (the first model, whose parameters are
+  /// the typed fields below), else a registry model name ("tied-attention"), whose parameters are
+  /// all held in `options` as canonical text.
+  std::string model;
   std::string method;              ///< a name from the method registry ("population", "erm", …)
   model::problem problem;          ///< task, ν, P_L, Δ, activation
   double alpha = not_set;          ///< N/D (> 0) for finite-α methods, NaN otherwise
@@ -23,7 +27,9 @@ struct point {
   std::map<std::string, std::string> options; ///< method options (samples, D, init, tol, …), canonical text
 
   /// Canonical text "key=value;…" of every parameter except the seed, with shortest
-  /// round-trip number formatting; equal points have equal text.
+  /// round-trip number formatting; equal points have equal text. Single-location regression:
+  /// "method=…;task=…;nu=…;…" as in the first release; other models: "model=…;method=…;" then
+  /// every parameter in name order.
   [[nodiscard]] std::string canonical() const;
   /// stable_hash(canonical()).
   [[nodiscard]] std::uint64_t identity() const;

@@ -55,7 +55,7 @@ struct result_record {
   void set(std::string_view name, double value) { values[column_index(name)] = value; }
   [[nodiscard]] double get(std::string_view name) const { return values[column_index(name)]; }
   /// Sets (or replaces) a method-specific column; throws std::invalid_argument for a name of
-  /// result_columns or one that is not [a-z0-9_]+.
+  /// result_columns or one that is not [A-Za-z0-9_]+.
   void set_method_value(std::string_view name, double value);
   /// A method-specific column, or NaN if absent.
   [[nodiscard]] double method_value(std::string_view name) const;

@@ -3,6 +3,7 @@
 //
 //   name = "smoke"                 # sweep name, [A-Za-z0-9._-]+
 //   seed = 2024                    # master seed (integer >= 0); point seeds derive from it
+//   model = "slr"                  # optional: the model family of the entries ("slr", "tied-attention")
 //   [grid]                         # parameters shared by the methods that take them; each a value,
 //   task = ["spiked", "max"]       #   a list, {linspace=[a,b,n]} or {logspace=[a,b,n]} (10^a … 10^b)
 //   nu = [1, 4, "inf"]
@@ -47,7 +48,8 @@ enum class continuation_kind { none, alpha };
 /// One [[method]] entry: a registry method and its parameters (the top-level [grid] merged with
 /// the entry's own).
 struct method_entry {
-  std::string name;  ///< a registry method name
+  std::string model = "slr"; ///< the model family (top-level or entry key `model`)
+  std::string name;  ///< a registry method name of that model
   grid_axes grid;    ///< the parameters the method takes, as set by the job
   continuation_kind continuation = continuation_kind::none;
 };

@@ -22,9 +22,9 @@ namespace slr::methods {
 /// A method option is a declared parameter (slr/grid/parameter.hpp).
 using option_spec = grid::parameter_spec;
 
-/// A model family: its parameters, declared once, in the order of a point's canonical text.
-/// Single-location regression ("slr") is the only model of this release; its points carry their
-/// model parameters in grid::point's typed fields (problem, alpha, r_k, r_v).
+/// A model family: its parameters, declared once. Single-location regression ("slr") carries its
+/// parameters in grid::point's typed fields (problem, alpha, r_k, r_v); every other model's
+/// parameters are held as canonical text in grid::point::options beside the method's own.
 struct model_descriptor {
   std::string name;
   std::string summary;
@@ -34,6 +34,10 @@ struct model_descriptor {
 /// The model of single-location regression: task, nu, L, delta, activation, erf_offset (erf only),
 /// alpha (finite-α methods), r_k and r_v (methods with an ERM penalty).
 [[nodiscard]] const model_descriptor& slr_model();
+/// Every model ("slr" first, then "tied-attention").
+[[nodiscard]] const std::vector<model_descriptor>& all_models();
+/// Throws std::invalid_argument naming the known models.
+[[nodiscard]] const model_descriptor& find_model(std::string_view name);
 
 /// How a solve runs (never part of a point's identity: results do not depend on it).
 struct run_context {
@@ -45,7 +49,8 @@ struct run_context {
 };
 
 struct method_descriptor {
-  std::string name;
+  std::string model = "slr"; ///< the model family whose points it solves
+  std::string name;          ///< unique within its model
   std::string summary;
   bool finite_alpha = false; ///< needs alpha > 0 and r_k, r_v ≥ 0
   /// With finite_alpha: false for methods without an ERM penalty (the Bayes-optimal state
@@ -57,14 +62,23 @@ struct method_descriptor {
   std::function<double(const grid::point&)> cost_seconds;
   /// Estimated peak memory in bytes (for the per-node memory budget).
   std::function<std::size_t(const grid::point&)> memory_bytes;
+  /// Parameters of its model that the method does not take (e.g. the token dimension d for a
+  /// theory method); single-location regression decides by finite_alpha / uses_regularisation.
+  std::vector<std::string> unused_model_parameters;
   /// Optional: checks option combinations of a completed point (before any work is scheduled);
   /// throws std::invalid_argument naming the option and the reason.
   std::function<void(const grid::point&)> validate;
 };
 
 [[nodiscard]] const std::vector<method_descriptor>& all_methods();
-/// Throws std::invalid_argument naming the known methods.
+/// A method of single-location regression; throws std::invalid_argument naming the known methods.
 [[nodiscard]] const method_descriptor& find_method(std::string_view name);
+/// A method of a model; throws std::invalid_argument naming the model's methods.
+[[nodiscard]] const method_descriptor& find_method(std::string_view model, std::string_view name);
+/// The method of a point (its model and method name).
+[[nodiscard]] const method_descriptor& find_method(const grid::point& point);
+/// The registry name of a point's model ("slr" for grid::point::model == "").
+[[nodiscard]] std::string_view model_of(const grid::point& point) noexcept;
 /// Adds a method to the registry (tests and embedders); throws std::invalid_argument if the name
 /// is taken or one of its options has a model parameter's name. Not thread-safe: call before any
 /// expansion or solve.
@@ -76,7 +90,9 @@ void register_method(method_descriptor method);
 /// Every parameter a method's points take: the model parameters it uses (model order), then its
 /// options (declared order).
 [[nodiscard]] std::vector<const grid::parameter_spec*> method_parameters(const method_descriptor& method);
-/// The declaration of a model parameter or of an option of any method (nullptr if none).
+/// The model a method belongs to.
+[[nodiscard]] const model_descriptor& model_of(const method_descriptor& method);
+/// The declaration of a parameter of any model or an option of any method (nullptr if none).
 [[nodiscard]] const grid::parameter_spec* find_parameter(std::string_view name);
 
 /// A value of a parameter that cannot be combined with the others (e.g. ν = ∞ with the spiked task).
