@@ -4,6 +4,7 @@
 
 #include "slr/methods/registry.hpp"
 #include "slr/theory/fixed_point.hpp"
+#include "slr/tied/problem.hpp"
 
 namespace slr::methods::detail {
 method_descriptor describe_bayes();
@@ -13,6 +14,12 @@ method_descriptor describe_state_evolution();
 method_descriptor describe_bayes_jump();
 method_descriptor describe_erm();
 method_descriptor describe_tied_fixed_point();
+method_descriptor describe_tied_erm();
+method_descriptor describe_tied_threshold();
+/// The tied-attention problem of a point (its declared parameters); throws std::invalid_argument
+/// naming the first invalid one. The second form for methods without alpha (alpha set to 1).
+tied::problem tied_problem(const grid::point& point);
+tied::problem tied_problem_without_alpha(const grid::point& point);
 /// TESTING ONLY: deterministic hash-derived results with tunable cost, memory and failures.
 method_descriptor describe_synthetic();
 

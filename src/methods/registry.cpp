@@ -21,7 +21,9 @@ std::vector<method_descriptor>& registry() {
                                                    detail::describe_bayes_jump(),
                                                    detail::describe_erm(),
                                                    detail::describe_synthetic(),
-                                                   detail::describe_tied_fixed_point()};
+                                                   detail::describe_tied_fixed_point(),
+                                                   detail::describe_tied_erm(),
+                                                   detail::describe_tied_threshold()};
   return methods;
 }
 

@@ -7,20 +7,31 @@
 
 namespace slr::methods::detail {
 
-tied::problem tied_problem(const grid::point& p) {
+namespace {
+// A parameter the method does not take (e.g. k for the threshold) keeps tied::problem's default.
+double number_or(const grid::point& p, const char* name, double fallback) {
+  const auto it = p.options.find(name);
+  return it == p.options.end() ? fallback : std::stod(it->second);
+}
+
+tied::problem problem_of(const grid::point& p, bool with_alpha) {
   tied::problem problem;
   problem.T = static_cast<int>(option_number(p, "T"));
-  problem.alpha = option_number(p, "alpha");
+  problem.alpha = with_alpha ? option_number(p, "alpha") : 1.0;
   problem.k0 = option_number(p, "k0");
-  problem.k = option_number(p, "k");
-  problem.lambda = option_number(p, "lambda");
+  problem.k = number_or(p, "k", problem.k);
+  problem.lambda = number_or(p, "lambda", problem.lambda);
   problem.delta = option_number(p, "delta");
-  problem.beta = option_number(p, "beta");
-  problem.beta0 = option_number(p, "beta0");
+  problem.beta = number_or(p, "beta", problem.beta);
+  problem.beta0 = number_or(p, "beta0", problem.beta0);
   problem.param = tied::parse_parametrisation(option_text(p, "parametrisation"));
   problem.validate();
   return problem;
 }
+} // namespace
+
+tied::problem tied_problem(const grid::point& p) { return problem_of(p, true); }
+tied::problem tied_problem_without_alpha(const grid::point& p) { return problem_of(p, false); }
 
 namespace {
 nlohmann::ordered_json numbers(const std::vector<double>& values) {

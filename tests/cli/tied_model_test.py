@@ -49,6 +49,14 @@ delta = 0.5
 T = 2
 [[method]]
 name = "fixed-point"
+
+[[method]]
+name = "recovery-threshold"
+grid = { parametrisation = ["psd-nuclear", "direct"] }
+
+[[method]]
+name = "erm"
+grid = { alpha = 0.5, parametrisation = "factorised", d = 60, repeats = 4 }
 """
 with tempfile.TemporaryDirectory() as tmp:
     with open(os.path.join(tmp, "tied.toml"), "w") as f:
@@ -58,10 +66,16 @@ with tempfile.TemporaryDirectory() as tmp:
         points = f["/points"][:]
         declared = f["/points"].attrs["parameter_columns"]
     declared = (declared.decode() if isinstance(declared, bytes) else declared).split(",")
-    check(len(points) == 4, f"4 points expected, got {len(points)}")
-    check({"T", "alpha", "k0", "k", "lambda", "delta", "beta", "beta0", "parametrisation"} <= set(declared)
-          and "task" not in declared and "nu" not in declared and "d" not in declared,
-          f"the model's own parameters are the columns (no SLR ones, no d for a theory method): {declared}")
+    check(len(points) == 4 + 2 + 4, f"10 points expected, got {len(points)}")
+    method = np.array([m.decode() for m in points["method"]])
+    erm_rows = points[method == "erm"]
+    threshold_rows = points[method == "recovery-threshold"]
+    points = points[method == "fixed-point"]
+    check(np.all(np.isnan(points["d"])) and np.all(erm_rows["d"] == 60),
+          "d is a parameter of the ERM rows only (NaN for the d -> infinity theory)")
+    check({"d", "T", "alpha", "k0", "k", "lambda", "delta", "beta", "beta0", "parametrisation"} <= set(declared)
+          and "task" not in declared and "nu" not in declared,
+          f"the model's own parameters are the columns (no SLR ones): {declared}")
     check(points.dtype["T"] == np.int64 and points.dtype["alpha"] == np.float64, "typed parameter columns")
     tolerance = {"q": 3e-3, "m": 3e-3, "V": 3e-3, "test_clean": 2e-3, "test_noisy": 2e-3, "train_loss": 2e-3,
                  "rank_fraction": 3e-3}
@@ -78,8 +92,24 @@ with tempfile.TemporaryDirectory() as tmp:
             compared += 1
             check(abs(got - want) <= tol * abs(want), f"{key} {name}: {got} vs reference {want} (tolerance {tol})")
     check(compared == 4 * 7 - 2, f"compared {compared} numbers")
-    out = run("query", "tied.h5", "--where", "parametrisation=direct", "--columns", "alpha,q,m,test_clean",
-              "--format", "csv", cwd=tmp).stdout.splitlines()
+    # The conic threshold, a closed form: equal to the reference to rounding.
+    conic = reference["thresholds"]["conic_T2_k0_0p5"]
+    for row in threshold_rows:
+        kind = row["parametrisation"].decode()
+        want = conic["alpha_rec_psd" if kind == "psd-nuclear" else "alpha_rec_direct"]
+        check(abs(row["alpha_rec"] - want) <= 1e-9 * want, f"alpha_rec {kind}: {row['alpha_rec']} vs {want}")
+    # ERM at d = 60, alpha = 0.5 (factorised, k = 1): the mean over 4 seeds within 3 standard errors of
+    # the reference's 8-seed mean (their spread combined).
+    ref = reference["erm"]["fact1_alpha0.5_d60"]
+    check(len(erm_rows) == 4 and all(r["status"] == b"ok" for r in erm_rows), "4 converged ERM seeds")
+    check(np.all(erm_rows["kkt_residual"] < 1e-4), f"factorised minima certified (KKT {erm_rows['kkt_residual']})")
+    for name in ("test_clean", "test_noisy", "train_loss", "objective_per_d2"):
+        mean = float(np.mean(erm_rows[name]))
+        band = 3 * np.hypot(ref[name]["erm_sd"] / np.sqrt(len(erm_rows)), ref[name]["erm_sem"])
+        check(abs(mean - ref[name]["erm_mean"]) <= band,
+              f"ERM {name}: {mean} vs reference {ref[name]['erm_mean']} +- {band}")
+    out = run("query", "tied.h5", "--where", "parametrisation=direct,method=fixed-point",
+              "--columns", "alpha,q,m,test_clean", "--format", "csv", cwd=tmp).stdout.splitlines()
     check(out[0] == "alpha,q,m,test_clean" and len(out) == 3, f"query of the tied archive: {out}")
 
     point = run("point", "--model", "tied-attention", "--method", "fixed-point", "--parametrisation", "factorised",
