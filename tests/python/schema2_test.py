@@ -1,8 +1,12 @@
 """Script test: the Python reader on archive schema 2 (typed parameter columns, written here with h5py
 as the C++ side lays them out) and on the frozen schema-1 archive: load / load_columns /
-parameter_columns give typed columns with text as str, and to_xarray gives one dimension per varying
-parameter (zipped parameters share one), the values in the right cells, NaN for a missing point, the
-latest of two points in one cell, and long_name/units from the parameter descriptions.
+parameter_columns give typed columns with text as str, and to_xarray lays the points out as the C++
+grid export does (a parameter determined by a dimension is a coordinate along it: zipped lists, the
+options of one method along method, L along L_pmf; takeover and re-placement; first-seen parameter
+order), the values in the right cells, NaN for a missing point, the latest of two points in one cell,
+long_name/units from the parameter descriptions, and the same dims, coordinates and test_risk as
+`slr-sweep export --format grid` on an archive the binary writes (SLR_SWEEP, else
+SOURCE_DIR/build/bin/slr-sweep; SKIPPED without one).
 usage: schema2_test.py SOURCE_DIR   (needs numpy, h5py, pandas, xarray; h5netcdf for the netCDF check)"""
 import json
 import math
@@ -23,6 +27,7 @@ def check(condition, message):
     if not condition:
         failures.append(message)
         print("FAIL:", message)
+    return condition
 
 
 # ------------------------------------------------------------------ a synthetic schema-2 archive
@@ -87,6 +92,29 @@ def write_archive(path, rows, descriptions=True):
         points.attrs["result_columns"] = ",".join(RESULTS)
         if descriptions:
             points.attrs["parameter_descriptions"] = json.dumps(DESCRIPTIONS)
+
+
+def write_points(path, method, parameters, risk, repeat=None):
+    """A schema-2 archive of the given columns: method (list of str), parameters [(name, dtype,
+    values)] in column order, risk (list of float); point_id, seed and completed_unix count up."""
+    n = len(method)
+    repeat = [0] * n if repeat is None else repeat
+    dtype = np.dtype([("point_id", "u8"), ("repeat", "u4"), ("seed", "u8"), ("method", VSTR)] +
+                     [(name, kind) for name, kind, _ in parameters] +
+                     [("status", VSTR), ("message", VSTR), ("run_index", "u4"), ("completed_unix", "f8"),
+                      ("risk", "f8"), ("extra_json", VSTR)])
+    rows = [(i + 1, repeat[i], 7 * i + 1, method[i]) + tuple(values[i] for _, _, values in parameters) +
+            ("ok", "", 0, 1.7e9 + i, risk[i], "{}") for i in range(n)]
+    with h5py.File(path, "w") as f:
+        f.attrs["schema_version"] = np.int64(2)
+        points = f.create_dataset("points", data=np.array(rows, dtype=dtype), maxshape=(None,), chunks=True)
+        points.attrs["parameter_columns"] = ",".join(name for name, _, _ in parameters)
+        points.attrs["result_columns"] = "risk"
+
+
+def values_of(da):
+    """A coordinate's values as a list with NaN as None (comparable with ==)."""
+    return [None if is_nan(v) else v for v in da.values.tolist()]
 
 
 def is_nan(x):
@@ -186,21 +214,30 @@ with tempfile.TemporaryDirectory() as tmp:
     except ImportError:
         print("note: h5netcdf not installed; skipping the netCDF check")
 
-    # ---- both methods: method varies; max-iter and init follow the method, D no longer follows alpha
+    # ---- both methods: method varies; max-iter and init follow the method, D still follows alpha
+    # (state-evolution has no D: a missing value does not count against the dependence)
     both = slr_sweep.to_xarray(full)
-    check(both["risk"].dims == ("method", "activation", "alpha", "r_k", "D", "repeat"),
+    check(both["risk"].dims == ("method", "activation", "alpha", "r_k", "repeat"),
           f"to_xarray both methods: dims {both['risk'].dims}")
     check(list(both["method"].values) == ["erm", "state-evolution"], f"both: method {both['method'].values}")
     check(both["max-iter"].dims == ("method",) and list(both["max-iter"].values) == [1000, 500],
           f"both: max-iter {both['max-iter'].dims} {both['max-iter'].values}")
     check(both["init"].dims == ("method",) and list(both["init"].values) == ["informed", ""],
           f"both: init {both['init'].values}")
-    check(list(both["D"].values[:3]) == [100.0, 200.0, 400.0] and math.isnan(both["D"].values[3]),
-          f"both: D {both['D'].values}")
+    check(both["D"].dims == ("alpha",) and list(both["D"].values) == [100.0, 200.0, 400.0],
+          f"both: D {both['D'].dims} {both['D'].values}")
+    check(both["r_v"].dims == ("r_k",) and list(both["r_v"].values) == [0.3, 0.2], f"both: r_v {both['r_v'].values}")
     # ("method" is also a keyword of .sel: select the dimension with a dict)
-    se = both["risk"].sel({"method": "state-evolution", "activation": "softmax", "r_k": 0.1, "repeat": 0}).isel(D=3)
-    check(list(se.values) == [5.5, 6.0, 7.0], f"both: state-evolution risk {se.values}")
+    se = both["risk"].sel({"method": "state-evolution", "activation": "softmax", "r_k": 0.1, "repeat": 0})
+    check(se.dims == ("alpha",) and list(se.values) == [5.5, 6.0, 7.0], f"both: state-evolution risk {se.values}")
     check(int(np.isfinite(both["risk"].values).sum()) == 27, "both: every point in one cell")
+    # The same rows with state-evolution first: the C++ table takes the parameters in first-seen
+    # order (D and init after max-iter); the dimensions do not change here.
+    se_first = os.path.join(tmp, "se_first.h5")
+    write_archive(se_first, state_evolution_rows() + erm_rows())
+    b2 = slr_sweep.to_xarray(se_first)
+    check(b2["risk"].dims == both["risk"].dims and np.array_equal(b2["risk"].values, both["risk"].values, equal_nan=True),
+          f"both, state-evolution first: dims {b2['risk'].dims}")
 
     # ---- a missing point: its cell is NaN, status ""
     missing = os.path.join(tmp, "missing.h5")
@@ -230,6 +267,90 @@ with tempfile.TemporaryDirectory() as tmp:
     check(float(dd["order_parameters_m_kk"].sel(**cell)) == 1.0, "duplicated: kept the row's other columns")
     check("long_name" not in dd["alpha"].attrs, "duplicated: no descriptions, no attributes")
     check(int(np.isfinite(dd["risk"].values).sum()) == 24, "duplicated: 24 filled cells")
+
+    # ---- an option of one method only (NaN for the other): a coordinate along method, not a dimension
+    options = os.path.join(tmp, "options.h5")
+    methods, alphas, samples, Ds, risks = [], [], [], [], []
+    for method in ("erm", "bayes"):
+        for alpha, D in ((0.5, 100.0), (1.0, 200.0), (2.0, 400.0)):
+            methods.append(method)
+            alphas.append(alpha)
+            samples.append(20000.0 if method == "bayes" else NAN)
+            Ds.append(D if method == "erm" else NAN)
+            risks.append((1.0 if method == "bayes" else 2.0) * alpha)
+    write_points(options, methods, [("alpha", "f8", alphas), ("D", "f8", Ds), ("samples", "f8", samples)], risks)
+    do = slr_sweep.to_xarray(options)
+    shaped = check(do["risk"].dims == ("method", "alpha"), f"option of one method: dims {do['risk'].dims}")
+    check(list(do["method"].values) == ["bayes", "erm"], f"option of one method: method {do['method'].values}")
+    check("samples" not in do.dims and do["samples"].dims == ("method",) and values_of(do["samples"]) == [20000.0, None],
+          f"option of one method: samples {do['samples'].dims} {do['samples'].values}")
+    check(do["D"].dims == ("alpha",) and values_of(do["D"]) == [100.0, 200.0, 400.0],
+          f"option of one method: D {do['D'].dims} {do['D'].values}")
+    check(shaped and float(do["risk"].sel({"method": "erm", "alpha": 2.0})) == 4.0 and
+          float(do["risk"].sel({"method": "bayes", "alpha": 0.5})) == 0.5, "option of one method: risk cells")
+    check(not np.isnan(do["risk"].values).any(), "option of one method: a NaN cell")
+    db = slr_sweep.to_xarray(options, where={"method": "bayes"})
+    check(db["risk"].dims == ("alpha",) and db["samples"].dims == () and db["samples"].item() == 20000.0
+          and "D" not in db.variables, f"option of one method, bayes only: {db['risk'].dims}, samples {db['samples'].values}")
+
+    # ---- a length pmf: L is NaN where a law is given, so L_pmf is the dimension and L its coordinate
+    pmf = os.path.join(tmp, "pmf.h5")
+    laws = [("3", 3.0), ("5", 5.0), ("1:0.25,3:0.75", NAN), ("2:0.5,4:0.5", NAN)]
+    rows_L, rows_law, rows_alpha, risks = [], [], [], []
+    for i, (law, L) in enumerate(laws):
+        for alpha in (1.0, 2.0):
+            rows_L.append(L)
+            rows_law.append(law)
+            rows_alpha.append(alpha)
+            risks.append(10.0 * i + alpha)
+    write_points(pmf, ["erm"] * len(risks), [("L", "f8", rows_L), ("L_pmf", VSTR, rows_law), ("alpha", "f8", rows_alpha)],
+                 risks)
+    dp = slr_sweep.to_xarray(pmf)
+    shaped = check(dp["risk"].dims == ("L_pmf", "alpha"), f"pmf: dims {dp['risk'].dims}")
+    check("L" not in dp.dims and dp["L"].dims == ("L_pmf",), f"pmf: L on {dp['L'].dims}")
+    check(list(dp["L_pmf"].values) == ["1:0.25,3:0.75", "2:0.5,4:0.5", "3", "5"], f"pmf: L_pmf {dp['L_pmf'].values}")
+    check(values_of(dp["L"]) == [None, None, 3.0, 5.0], f"pmf: L {dp['L'].values}")
+    check(shaped and float(dp["risk"].sel(L_pmf="2:0.5,4:0.5", alpha=2.0)) == 32.0 and
+          float(dp["risk"].sel(L_pmf="5", alpha=1.0)) == 11.0, "pmf: risk cells")
+    check(not np.isnan(dp["risk"].values).any(), "pmf: a NaN cell")
+    # Only fixed lengths: L and L_pmf correspond one to one; L (first in column order) is the dimension.
+    dl = slr_sweep.to_xarray(pmf, where=lambda df: ~np.isnan(df["L"]))
+    check(dl["risk"].dims == ("L", "alpha") and dl["L_pmf"].dims == ("L",) and list(dl["L_pmf"].values) == ["3", "5"],
+          f"pmf, fixed lengths only: dims {dl['risk'].dims}")
+
+    # ---- a demoted dimension's coordinate that the new dimension does not determine is placed anew:
+    # d (dimension, coordinate e) is taken over by c; e is not a function of c, so it becomes a dimension.
+    anew = os.path.join(tmp, "anew.h5")
+    write_points(anew, ["erm"] * 4, [("d", "f8", [1.0, NAN, 2.0, 1.0]), ("e", "f8", [10.0, 20.0, 30.0, 10.0]),
+                                     ("c", VSTR, ["A", "A", "B", "C"])], [0.0, 1.0, 2.0, 3.0])
+    da = slr_sweep.to_xarray(anew)
+    check(da["risk"].dims == ("c", "e"), f"placed anew: dims {da['risk'].dims}")
+    check(da["d"].dims == ("c",) and values_of(da["d"]) == [1.0, 2.0, 1.0], f"placed anew: d {da['d'].dims} {da['d'].values}")
+    check(np.array_equal(da["risk"].values, [[0.0, 1.0, NAN], [NAN, NAN, 2.0], [3.0, NAN, NAN]], equal_nan=True),
+          f"placed anew: risk {da['risk'].values}")
+
+    # ---- parameter order as the C++ points table has it: first seen over the rows. erf_offset (before
+    # alpha in parameter_columns) is missing in the first row, so alpha comes first.
+    seen = os.path.join(tmp, "seen.h5")
+    acts, offsets, alphas = [], [], []
+    for activation, offset in (("softmax", NAN), ("erf", 0.0), ("erf", 0.5), ("gelu", 0.0), ("gelu", 0.5)):
+        for alpha in (1.0, 2.0):
+            acts.append(activation)
+            offsets.append(offset)
+            alphas.append(alpha)
+    risks = [float(i) for i in range(len(acts))]
+    write_points(seen, ["erm"] * len(acts), [("activation", VSTR, acts), ("erf_offset", "f8", offsets),
+                                             ("alpha", "f8", alphas)], risks)
+    dn = slr_sweep.to_xarray(seen)
+    check(dn["risk"].dims == ("activation", "alpha", "erf_offset"), f"first-seen order: dims {dn['risk'].dims}")
+    check(values_of(dn["erf_offset"]) == [0.0, 0.5, None], f"first-seen order: erf_offset {dn['erf_offset'].values}")
+    # With an erf row first, the order is parameter_columns'.
+    write_points(seen, ["erm"] * len(acts), [("activation", VSTR, acts[::-1]), ("erf_offset", "f8", offsets[::-1]),
+                                             ("alpha", "f8", alphas[::-1])], risks[::-1])
+    dr = slr_sweep.to_xarray(seen)
+    check(dr["risk"].dims == ("activation", "erf_offset", "alpha"), f"first-seen order, erf first: dims {dr['risk'].dims}")
+    check(np.array_equal(dr["risk"].transpose(*dn["risk"].dims).values, dn["risk"].values, equal_nan=True),
+          "first-seen order: the same cells either way")
 
     # ---- the frozen schema-1 archive
     schema1 = os.path.join(source_dir, "tests", "archive", "schema1", "smoke_schema1.h5")
@@ -272,6 +393,68 @@ with tempfile.TemporaryDirectory() as tmp:
           f"mixed: max-iter {mixed['max-iter'][:3]}")
     check(slr_sweep.parameter_columns([full, schema1])[:len(PARAMETERS)] == [name for name, _ in PARAMETERS],
           "mixed: parameter columns")
+
+# ------------------------------------------------------------------ agreement with the C++ grid export
+
+binary = os.environ.get("SLR_SWEEP") or os.path.join(source_dir, "build", "bin", "slr-sweep")
+JOB = """name = "x"
+seed = 1
+[grid]
+activation = ["softmax", "linear"]
+alpha = [1, 2]
+D = [40, 30]
+r_k = [0.1, 1]
+r_v = [0.1, 1]
+zip = [["alpha", "D"], ["r_k", "r_v"]]
+repeats = 2
+[[method]]
+name = "erm"
+test-samples = 200
+"""
+if not os.path.isfile(binary):
+    print(f"SKIPPED: agreement with the C++ grid export (no binary at {binary}; set SLR_SWEEP)")
+else:
+    import subprocess
+
+    import xarray as xr
+
+    with tempfile.TemporaryDirectory() as tmp:
+        job, archive, grid = (os.path.join(tmp, name) for name in ("job.toml", "a.h5", "g.h5"))
+        with open(job, "w") as f:
+            f.write(JOB)
+        ran = subprocess.run([binary, "run", job, "-o", archive], capture_output=True, text=True)
+        check(ran.returncode == 0, f"C++ export: slr-sweep run failed: {ran.stderr}")
+        exported = subprocess.run([binary, "export", archive, "--format", "grid", "-o", grid], capture_output=True,
+                                  text=True) if ran.returncode == 0 else ran
+        check(exported.returncode == 0, f"C++ export: slr-sweep export failed: {exported.stderr}")
+        if ran.returncode == 0 and exported.returncode == 0:
+            mine = slr_sweep.to_xarray(archive)
+            with xr.open_dataset(grid, engine="h5netcdf") as theirs:
+                theirs = theirs.load()
+            dims = mine["test_risk"].dims
+            check(dims == theirs["test_risk"].dims, f"C++ export: dims {dims} vs {theirs['test_risk'].dims}")
+            check(dims == ("activation", "alpha", "r_k", "repeat"), f"C++ export: dims {dims}")
+            check(mine["test_risk"].shape == theirs["test_risk"].shape,
+                  f"C++ export: shape {mine['test_risk'].shape} vs {theirs['test_risk'].shape}")
+            check(dict(mine.sizes) == dict(theirs.sizes), f"C++ export: sizes {dict(mine.sizes)} vs {dict(theirs.sizes)}")
+
+            def along(ds):
+                """{dimension: {coordinate along it: values}} (the dimension's own values included)."""
+                out = {}
+                for name, coordinate in ds.coords.items():
+                    if coordinate.ndim == 1:
+                        out.setdefault(coordinate.dims[0], {})[name] = [
+                            str(v) if isinstance(v, (str, bytes)) else (None if is_nan(float(v)) else float(v))
+                            for v in coordinate.values.tolist()]
+                return out
+
+            mine_along, theirs_along = along(mine), along(theirs)
+            check(mine_along == theirs_along, f"C++ export: coordinates {mine_along} vs {theirs_along}")
+            check(set(mine_along.get("alpha", {})) == {"alpha", "D"} and set(mine_along.get("r_k", {})) == {"r_k", "r_v"},
+                  f"C++ export: coordinates {mine_along}")
+            check(np.array_equal(mine["test_risk"].values, theirs["test_risk"].values, equal_nan=True),
+                  "C++ export: test_risk values differ")
+            check(int(np.isfinite(mine["test_risk"].values).sum()) == 16, "C++ export: 16 points with a test_risk")
 
 if failures:
     print(f"{len(failures)} failure(s)")

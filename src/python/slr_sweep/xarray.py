@@ -1,4 +1,4 @@
-"""The points of an archive as an ``xarray.Dataset`` with one dimension per varying parameter.
+"""The points of an archive as an ``xarray.Dataset``, laid out as ``slr-sweep export --format grid`` does.
 
     import slr_sweep
     ds = slr_sweep.to_xarray("results.h5", where={"method": "erm"})
@@ -12,7 +12,7 @@ from .archive import load_with_layout
 
 
 # Refuse Datasets of more values than this (cells x variables): a selection over several methods
-# whose options differ spans the product of all their options, mostly empty.
+# whose options vary within each method spans the product of those options, mostly empty.
 MAX_VALUES = 2 ** 28
 
 
@@ -43,13 +43,76 @@ def _factorize(values):
     return codes.astype(np.int64), uniques
 
 
-def _partition(codes):
-    """The codes renumbered by first occurrence: equal for two columns exactly when their values are
-    in one-to-one correspondence over the rows."""
-    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inverse]
+def _parameter_order(frame, names):
+    """The parameter columns in the order the C++ side's points table has them (query/table.cpp,
+    from_rows): the union of the rows' parameters in first-seen order, each row contributing the
+    parameters it has (not NaN / "") in archive column order. Equal to ``names`` when the first row
+    has every parameter; a column missing on every row comes last."""
+    n = len(frame)
+    first = {}
+    for position, name in enumerate(names):
+        present = np.flatnonzero(~_is_missing(frame[name].to_numpy()))
+        first[name] = (int(present[0]) if len(present) else n, position)
+    return sorted(names, key=first.__getitem__)
+
+
+class _Dependence:
+    """Functional dependence between the varying columns of the selection (grid.cpp, dependence):
+    c is determined by d if over the rows of each value of d (missing counting as a value of its own)
+    the non-missing values of c are at most one distinct value."""
+
+    def __init__(self, frame, factorized):
+        self._factorized = factorized
+        self._missing = {name: _is_missing(frame[name].to_numpy()) for name in factorized}
+        self._known = {}
+
+    def determined_by(self, c, d):
+        key = (c, d)
+        if key not in self._known:
+            present = ~self._missing[c]
+            codes_c, uniques_c = self._factorized[c]
+            codes_d = self._factorized[d][0][present]
+            pairs = np.unique(codes_d * len(uniques_c) + codes_c[present])
+            self._known[key] = len(np.unique(pairs // len(uniques_c))) == len(pairs)
+        return self._known[key]
+
+
+def _infer_dimensions(varying, dependence):
+    """[(dimension, [its coordinates])] by the greedy rule of grid.cpp (infer_dimensions): each
+    varying column in order becomes a coordinate of the first dimension that determines it, or else a
+    new dimension, inserted where the first dimension it determines stood; the dimensions it
+    determines are demoted to its coordinates with their own coordinates (those it does not determine
+    are placed anew, without demoting). ``repeat`` is a dimension whenever it varies."""
+    dims = []
+
+    def place(c, may_demote):
+        if c != "repeat":
+            for name, coordinates in dims:
+                if dependence.determined_by(c, name):
+                    coordinates.append(c)
+                    return
+        added = (c, [])
+        pending = []
+        position = len(dims)
+        if may_demote and c != "repeat":
+            i = 0
+            while i < len(dims):
+                name, coordinates = dims[i]
+                if name == "repeat" or not dependence.determined_by(name, c):
+                    i += 1
+                    continue
+                position = min(position, i)
+                added[1].append(name)
+                for e in coordinates:
+                    (added[1] if dependence.determined_by(e, c) else pending).append(e)
+                del dims[i]
+        dims.insert(position, added)
+        for e in pending:
+            place(e, False)
+
+    for c in varying:
+        place(c, True)
+    return dims
 
 
 def _select(frame, where):
@@ -100,39 +163,50 @@ def to_xarray(archive, variables=None, where=None):
     any of them) or a callable taking the points DataFrame (slr_sweep.load) and returning a boolean
     mask.
 
-    Dimensions: one per parameter column that varies over the selected points, plus ``method`` and
-    ``repeat`` where they vary (order: method, the parameters in column order, repeat). Parameters
-    whose values are in one-to-one correspondence over the selection (zipped lists such as alpha and
-    D, or r_k and r_v) share one dimension named after the first of them in column order, with one
-    coordinate per member along it (``ds.sel(alpha=2.0)``; ``ds.D`` is a coordinate on ``alpha``).
-    Parameters constant over the selection are scalar coordinates; parameters that are NaN / "" for
-    every selected point are left out. Index coordinates are sorted ascending (text alphabetically,
-    NaN last) and carry ``long_name`` / ``units`` from the archive's parameter descriptions.
+    Dimensions and coordinates: as ``slr-sweep export --format grid`` chooses them (src/query/grid.cpp,
+    make_grid), from functional dependence among the parameters that vary over the selection, taken in
+    archive order (``method``, the parameters in the order of the archive's points table, ``repeat``).
+    A missing value (NaN / "") means "not applicable"; a column c is determined by a column d if for
+    each value of d (missing counting as a value of its own) the values c takes there, missing ones
+    aside, are at most one. Each varying column in turn becomes a coordinate along the first
+    dimension that determines it (for each value of the dimension its one value, NaN / "" where it does
+    not apply), or else a new dimension, put where the first dimension it determines stood; the
+    dimensions it determines become its coordinates, with their own coordinates (those it does not
+    determine are placed anew). So zipped lists share a dimension (``ds.D`` is a coordinate on
+    ``alpha``, ``ds.sel(alpha=2.0)``), the options of one method are coordinates along ``method``, and
+    with a length pmf ``L_pmf`` is the dimension and ``L`` its coordinate. ``repeat`` is a dimension
+    whenever it varies. Parameters constant over the selection are scalar coordinates; parameters that
+    are NaN / "" for every selected point are left out. Index coordinates are sorted ascending (text
+    alphabetically, NaN last) and carry ``long_name`` / ``units`` from the archive's parameter
+    descriptions.
 
     Data variables: the result columns with at least one value in the selection (or the columns
     named in ``variables``) and ``status`` (text, "" where there is no point). Cells without a point
-    are NaN; where two points fall into one cell the one completed last (completed_unix) is kept.
+    are NaN; where two points fall into one cell the one completed last (completed_unix) is kept, of
+    equals the later one in the table.
     """
     import pandas as pd
     import xarray as xr
 
     columns, layout = load_with_layout(archive)
-    frame = _select(pd.DataFrame(columns), where)
+    frame = pd.DataFrame(columns)
+    # Candidates for dimensions in the order of the C++ grid export: method, the parameters (in the
+    # order of the whole archive's points table, before the selection), repeat.
+    parameters = [c for c in layout["parameter_columns"] if c in frame.columns and c not in ("method", "repeat")]
+    candidates = (["method"] if "method" in frame.columns else []) + _parameter_order(frame, parameters) + \
+        (["repeat"] if "repeat" in frame.columns else [])
+    frame = _select(frame, where)
     if len(frame) == 0:
         raise ValueError("to_xarray: no points selected")
     n = len(frame)
     descriptions = layout["parameter_descriptions"]
 
-    # Candidates for dimensions, in order; which vary, which are constant, which are absent.
-    candidates = []
-    if "method" in frame.columns:
-        candidates.append("method")
-    candidates += [c for c in layout["parameter_columns"] if c in frame.columns and c not in ("method", "repeat")]
+    # Which vary (a missing value counting as a value), which are constant, which are absent.
     varying, constant = [], []
     factorized = {}
     for name in candidates:
         values = frame[name].to_numpy()
-        if name != "method" and _is_missing(values).all():
+        if _is_missing(values).all():
             continue
         codes, uniques = _factorize(values)
         if len(uniques) > 1:
@@ -141,41 +215,42 @@ def to_xarray(archive, variables=None, where=None):
         else:
             constant.append(name)
 
-    # Zipped groups: columns whose values determine each other (same row partition).
-    groups = []
-    by_partition = {}
-    for name in varying:
-        key = _partition(factorized[name][0]).tobytes()
-        if key in by_partition:
-            by_partition[key].append(name)
-        else:
-            by_partition[key] = [name]
-            groups.append(by_partition[key])
-
-    dims, shape, cell_index, coords = [], [], [], {}
-    for group in groups:
-        dim = group[0]
+    rank = {name: i for i, name in enumerate(candidates)}
+    dims, shape, cell_index, coords, along = [], [], [], {}, {}
+    for dim, coordinates in _infer_dimensions(varying, _Dependence(frame, factorized)):
         codes, uniques = factorized[dim]
-        first_row = np.unique(codes, return_index=True)[1]  # a row of each index value
         dims.append(dim)
         shape.append(len(uniques))
         cell_index.append(codes)
-        for member in group:
-            values = frame[member].to_numpy()[first_row]
-            if values.dtype.kind == "O":
-                values = np.array([str(v) for v in values], dtype=object)
-            coords[member] = ((dim,), values, _coordinate_attrs(member, descriptions))
-    if "repeat" in frame.columns:
-        codes, uniques = _factorize(frame["repeat"].to_numpy())
-        if len(uniques) > 1:
-            dims.append("repeat")
-            shape.append(len(uniques))
-            cell_index.append(codes)
-            coords["repeat"] = (("repeat",), uniques, {"long_name": "repeat of the point (independent seed)"})
+        attrs = _coordinate_attrs(dim, descriptions)
+        if dim == "repeat" and not attrs:
+            attrs = {"long_name": "repeat of the point (independent seed)"}
+        if uniques.dtype.kind == "O":
+            uniques = np.array([str(v) for v in uniques], dtype=object)
+        coords[dim] = ((dim,), uniques, attrs)
+        for name in coordinates:
+            along[name] = (dim, codes, len(uniques))
+    # Non-index coordinates (in parameter order, as the C++ export writes them): for each value of
+    # their dimension the one value they take there, NaN / "" where they do not apply.
+    for name in sorted(along, key=rank.__getitem__):
+        dim, codes, length = along[name]
+        values = frame[name].to_numpy()
+        present = np.flatnonzero(~_is_missing(values))
+        index, first = np.unique(codes[present], return_index=True)
+        if values.dtype.kind == "O":
+            out = np.full(length, "", dtype=object)
+            out[index] = [str(v) for v in values[present[first]]]
+        elif len(index) == length:
+            out = np.empty(length, dtype=values.dtype)
+            out[index] = values[present[first]]
         else:
-            constant.append("repeat")
+            out = np.full(length, np.nan)
+            out[index] = values[present[first]].astype(float)
+        coords[name] = ((dim,), out, _coordinate_attrs(name, descriptions))
     for name in constant:
-        coords[name] = ((), _scalar(frame[name].to_numpy()[0]), _coordinate_attrs(name, descriptions))
+        attrs = _coordinate_attrs(name, descriptions)
+        value = frame[name].to_numpy()[0]
+        coords[name] = ((), str(value) if frame[name].dtype.kind == "O" else _scalar(value), attrs)
 
     cells = 1
     for length in shape:
@@ -184,15 +259,23 @@ def to_xarray(archive, variables=None, where=None):
         raise ValueError(f"to_xarray: {n} points span {cells} cells ({' x '.join(map(str, shape))} over "
                          f"{', '.join(dims)}); select fewer points (where=..., e.g. one method)")
 
-    # One row per cell: rows in order of completion, so the last written is the latest.
+    # One row per cell, as the C++ export picks it: going through the rows in table order, a row
+    # takes its cell unless the cell's row so far completed later (completed_unix).
     completed = frame["completed_unix"].to_numpy(dtype=float) if "completed_unix" in frame.columns else np.zeros(n)
-    order = np.argsort(np.where(np.isnan(completed), -np.inf, completed), kind="stable")
-    flat = np.ravel_multi_index(tuple(index[order] for index in cell_index), tuple(shape)) if dims \
-        else np.zeros(n, dtype=np.int64)
+    flat = np.ravel_multi_index(tuple(cell_index), tuple(shape)) if dims else np.zeros(n, dtype=np.int64)
     size = cells
     row_of_cell = np.full(size, -1, dtype=np.int64)
-    cells_hit, last = np.unique(flat[::-1], return_index=True)  # the last row of each cell in `order`
-    row_of_cell[cells_hit] = order[len(order) - 1 - last]
+    if np.isnan(completed).any():
+        # (NaN compares false: such a row always takes its cell, and any later row takes it from it)
+        for r in range(n):
+            previous = row_of_cell[flat[r]]
+            if previous < 0 or not completed[r] < completed[previous]:
+                row_of_cell[flat[r]] = r
+    else:
+        # The same as the latest completed row of each cell, the last in table order among equals.
+        order = np.argsort(completed, kind="stable")
+        cells_hit, last = np.unique(flat[order][::-1], return_index=True)
+        row_of_cell[cells_hit] = order[n - 1 - last]
     filled = row_of_cell >= 0
     rows = row_of_cell[filled]
 
