@@ -1,6 +1,6 @@
 #pragma once
-// `slr-sweep plot results.h5 --figure {population,finite-alpha,order-parameters,mismatched,all}
-//  -o OUTDIR [--where …] [--status …]`: the paper's Figs 2–5 as PNG and SVG, drawn by the Python
+// `slr-sweep plot results.h5 --figure <name>|all -o OUTDIR [--where …] [--status …]`: the papers'
+// figures as PNG and SVG (names: slr_sweep.figures.FIGURES, the one list), drawn by the Python
 // helper src/python/slr_sweep (matplotlib), run as `python3 -m slr_sweep.plot`.
 // Interpreter: $SLR_PYTHON, else the one found at configure time (SLR_PYTHON_EXECUTABLE).
 // Package directory: $SLR_SWEEP_PYTHONPATH, else <prefix>/share/slr-sweep/python next to an

@@ -9,6 +9,7 @@ when it is installed (python3-pandas; optional).
     slr_sweep.plot_figure("results.h5", "population", "figs/")
     slr_sweep.plot_figure(["fig3_theory.h5", "fig3_erm.h5"], "finite-alpha", "figs/")
     ds = slr_sweep.to_xarray("results.h5", where={"method": "erm"})   # needs xarray
+    eig = slr_sweep.arrays("tied.h5", point_id)["eigenvalues"]         # arrays of a row's extra_json
 """
 # Imports are deferred to the calls so that `python3 -m slr_sweep.plot` can report a missing
 # numpy/h5py/matplotlib with a clear message instead of a traceback.
@@ -77,6 +78,32 @@ def trajectory(path, point_id):
     return _trajectory(path, point_id)
 
 
+def arrays(path, point_id):
+    """The arrays of one point's extra_json as a dict of numpy arrays: every list-valued key (e.g.
+    tied-attention fixed-point: eig_quantiles, eig_grid, eig_density, eig_support; erm: eigenvalues),
+    nested objects flattened with dots ("eigenvalue_histogram.edges", "eigenvalue_histogram.counts").
+    Raises KeyError if there is no such point."""
+    from .archive import arrays as _arrays
+
+    return _arrays(path, point_id)
+
+
+def spectrum(path, point_id, singular_values=False):
+    """The eigenvalue spectrum of the estimator at one tied-attention point: the theory's quantiles,
+    density grid and atom at 0 (fixed-point) or the eigenvalues of the trained matrix (erm), as a dict
+    with kind "theory" or "erm" (see archive.spectrum); singular_values=True: the law of |λ|."""
+    from .archive import spectrum as _spectrum
+
+    return _spectrum(path, point_id, singular_values=singular_values)
+
+
+def figure_names():
+    """The names figure, plot_figure and `slr-sweep plot --figure` accept (besides "all")."""
+    from .figures import FIGURES
+
+    return list(FIGURES)
+
+
 def parse_options(text):
     """'at=m_kk=1,q_kk=1;samples=20000' -> {'at': 'm_kk=1,q_kk=1', 'samples': '20000'}."""
     from .archive import parse_options as _parse_options
@@ -85,8 +112,9 @@ def parse_options(text):
 
 
 def figure(path, name, style="screen", point_ids=None):
-    """One figure ("population", "finite-alpha", "order-parameters", "mismatched") of an archive,
-    or of a list of archives drawn together (Fig 3: theory and ERM archives), as a matplotlib
+    """One figure (a name of figure_names(): "population", "finite-alpha", "order-parameters",
+    "mismatched", "tied-learning-curve", "tied-spectra", "tied-rank", "tied-factorised-vs-direct") of
+    an archive, or of a list of archives drawn together (Fig 3: theory and ERM archives), as a matplotlib
     Figure to adjust, show or save (style "screen" or "paper": panels sized for a two-column
     article). Raises figures.NoData when the archive has no rows the figure can use."""
     from . import figures
@@ -103,4 +131,4 @@ def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None, na
 
 
 __all__ = ["load", "load_columns", "parameter_columns", "to_xarray", "parse_options", "runs", "attributes",
-           "provenance", "trajectory", "figure", "plot_figure"]
+           "provenance", "trajectory", "arrays", "spectrum", "figure_names", "figure", "plot_figure"]

@@ -302,3 +302,170 @@ def trajectory(path, point_id):
         out[name] = np.array([s["order_parameters"][name] for s in steps], dtype=float)
     return out
 
+
+
+# ---------------------------------------------------------------- per-point arrays (extra_json)
+
+def _point_extra(path, point_id):
+    """(row, extra) of one point: row {column: value} of /points, extra the parsed extra_json
+    object ({} when empty). Raises KeyError if the archive has no such point."""
+    cols = load_columns(path, [int(point_id)])
+    if len(cols["point_id"]) == 0:
+        raise KeyError(f"no point {point_id} in {path}")
+    row = {name: (column[0].item() if hasattr(column[0], "item") else column[0]) for name, column in cols.items()}
+    text = row.get("extra_json", "") or ""
+    try:
+        extra = json.loads(text) if text else {}
+    except ValueError as e:
+        raise ValueError(f"point {point_id}: extra_json is not JSON: {e}") from None
+    if not isinstance(extra, dict):
+        raise ValueError(f"point {point_id}: extra_json is not a JSON object")
+    return row, extra
+
+
+def _as_array(values):
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        return np.asarray(values, dtype=object)
+
+
+def extra_arrays(extra, prefix=""):
+    """The list-valued entries of a parsed extra_json object as numpy arrays (see arrays)."""
+    out = {}
+    for key, value in extra.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(extra_arrays(value, name + "."))
+        elif isinstance(value, list):
+            if value and all(isinstance(v, dict) for v in value):
+                # a list of records (e.g. a trajectory): one array per field, "name.field"
+                fields = []
+                for record in value:
+                    fields += [k for k in _flat_record(record) if k not in fields]
+                flat = [_flat_record(record) for record in value]
+                for field in fields:
+                    out[f"{name}.{field}"] = _as_array([r.get(field, np.nan) for r in flat])
+            else:
+                out[name] = _as_array(value)
+    return out
+
+
+def _flat_record(record, prefix=""):
+    out = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            out.update(_flat_record(value, f"{prefix}{key}."))
+        elif not isinstance(value, list):
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def arrays(path, point_id):
+    """The arrays of one point (its extra_json), as a dict of numpy arrays: every list-valued key
+    (float64 where the entries are numbers; lists of pairs as 2-D arrays, e.g. eig_support of shape
+    (intervals, 2)); nested objects flattened with dots ("eigenvalue_histogram.edges",
+    "eigenvalue_histogram.counts"); lists of records as one array per field ("trajectory.t",
+    "trajectory.order_parameters.m_kk"). Scalars of extra_json are left out. path may be a list of
+    archives. Raises KeyError if there is no such point."""
+    return extra_arrays(_point_extra(path, point_id)[1])
+
+
+QUANTILE_LEVELS = np.linspace(0.0, 1.0, 101)
+# ERM eigenvalues with |λ| <= ZERO_RELATIVE * max|λ| count as zeros (the atom at 0; as rank_rel_1e3).
+ZERO_RELATIVE = 1e-3
+
+
+def _fold_density(grid, density):
+    """The density of |λ| from that of λ on an equispaced grid: ρ(s) + ρ(−s) on [0, max|λ|]."""
+    grid, density = np.asarray(grid, dtype=float), np.asarray(density, dtype=float)
+    if grid.size == 0 or grid.min() >= 0:
+        return grid, density
+    s = np.linspace(0.0, float(np.abs(grid).max()), max(grid.size, 2))
+    folded = np.interp(s, grid, density, left=0.0, right=0.0) + np.interp(-s, grid, density, left=0.0, right=0.0)
+    return s, folded
+
+
+def _quantiles_of(grid, density, atom, levels=QUANTILE_LEVELS):
+    """Quantiles of the law atom·δ_0 + density (grid ≥ 0 when atom > 0), the continuous part's mass
+    rescaled to 1 − atom."""
+    grid, density = np.asarray(grid, dtype=float), np.asarray(density, dtype=float)
+    cumulative = np.concatenate([[0.0], np.cumsum(0.5 * (density[1:] + density[:-1]) * np.diff(grid))])
+    if cumulative[-1] <= 0:
+        return np.zeros_like(levels)
+    cdf = atom + (1.0 - atom) * cumulative / cumulative[-1]
+    out = np.interp(levels, cdf, grid)
+    if atom > 0:
+        out[levels <= atom] = 0.0
+    return out
+
+
+def _fold_histogram(edges, counts):
+    """Counts of |λ| from a histogram of λ (each bin's count placed at |its centre|)."""
+    edges, counts = np.asarray(edges, dtype=float), np.asarray(counts, dtype=float)
+    if edges.min() >= 0:
+        return edges, counts
+    centres = np.abs(0.5 * (edges[1:] + edges[:-1]))
+    new_edges = np.linspace(0.0, float(np.abs(edges).max()), counts.size + 1)
+    new_counts, _ = np.histogram(centres, bins=new_edges, weights=counts)
+    return new_edges, new_counts
+
+
+def spectrum_of(row, extra, singular_values=False):
+    """The spectrum of one point from its row and parsed extra_json (see spectrum)."""
+    method = str(row.get("method", ""))
+    if "eig_density" in extra or "eig_quantiles" in extra:
+        grid = np.asarray(extra.get("eig_grid", []), dtype=float)
+        density = np.asarray(extra.get("eig_density", []), dtype=float)
+        quantiles = np.asarray(extra.get("eig_quantiles", []), dtype=float)
+        atom = float(row.get("atom_at_0", np.nan))
+        if not np.isfinite(atom):
+            atom = 0.0
+        support = np.asarray(extra.get("eig_support", []), dtype=float).reshape(-1, 2)
+        if singular_values and grid.size and grid.min() < 0:
+            grid, density = _fold_density(grid, density)
+            quantiles = _quantiles_of(grid, density, atom)
+            pieces = [(0.0 if lo < 0 < hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi))) for lo, hi in support]
+            support = np.asarray(sorted(pieces), dtype=float).reshape(-1, 2)
+        return {"kind": "theory", "method": method, "levels": QUANTILE_LEVELS.copy(), "quantiles": quantiles,
+                "grid": grid, "density": density, "support": support, "atom_at_0": atom,
+                "singular_values": bool(singular_values)}
+    if "eigenvalues" in extra:
+        values = np.sort(np.asarray(extra["eigenvalues"], dtype=float))
+        top = float(np.abs(values).max()) if values.size else 0.0
+        zeros = int(np.sum(np.abs(values) <= ZERO_RELATIVE * top)) if top > 0 else values.size
+        if singular_values:
+            values = np.sort(np.abs(values))
+        return {"kind": "erm", "method": method, "eigenvalues": values, "d": int(values.size),
+                "atom_at_0": zeros / values.size if values.size else float("nan"),
+                "singular_values": bool(singular_values)}
+    if "eigenvalue_histogram" in extra:
+        histogram = extra["eigenvalue_histogram"]
+        edges = np.asarray(histogram.get("edges", []), dtype=float)
+        counts = np.asarray(histogram.get("counts", []), dtype=float)
+        if singular_values and edges.size:
+            edges, counts = _fold_histogram(edges, counts)
+        rank = float(row.get("rank_rel_1e3", np.nan))
+        return {"kind": "erm", "method": method, "edges": edges, "counts": counts, "d": int(round(counts.sum())),
+                "atom_at_0": 1.0 - rank if np.isfinite(rank) else float("nan"),
+                "singular_values": bool(singular_values)}
+    raise KeyError(f"point {row.get('point_id')} (method {method}) has no spectrum in its extra_json "
+                   "(tied-attention fixed-point: eig_*; erm: eigenvalues or eigenvalue_histogram)")
+
+
+def spectrum(path, point_id, singular_values=False):
+    """The eigenvalue spectrum of the estimator Ŝ at one tied-attention point, as a dict:
+
+    * fixed-point (theory, d → ∞): kind "theory", levels (0, 0.01, …, 1), quantiles (101, the atom at
+      0 included), grid and density (200 points; the density of the continuous part, integrating
+      to 1 − atom_at_0), support (intervals × 2), atom_at_0;
+    * erm (finite d): kind "erm", eigenvalues (all d, ascending) — or, for d > 400, edges and
+      counts of a 100-bin histogram —, d, and atom_at_0 (the fraction with |λ| <= 1e-3 max|λ|, as
+      the column rank_rel_1e3: atom_at_0 = 1 − rank_rel_1e3).
+
+    singular_values=True gives the law of |λ| (the singular values of Ŝ, as the paper plots them;
+    the same for the PSD factorised estimator): the density folded onto [0, max|λ|] and quantiles
+    recomputed from it, |eigenvalues| sorted, the histogram re-binned. Raises KeyError if there is
+    no such point or it has no spectrum."""
+    row, extra = _point_extra(path, point_id)
+    return spectrum_of(row, extra, singular_values)

@@ -1,4 +1,6 @@
-"""The paper's Figs 2-5 from the columns of an archive (archive.load_columns).
+"""The figures of an archive (archive.load_columns): the SLR paper's Figs 2-5 and the tied-attention
+figures (arXiv 2509.24914). FIGURES is the one table of figure names (slr-sweep plot forwards the
+name to plot.py, which checks it against FIGURES).
 
 Method names and columns (grid::result_columns, dots -> underscores):
   population       risk, risk_stderr, bayes_risk (option at=... : a fixed, "mismatched" student)
@@ -9,6 +11,11 @@ Method names and columns (grid::result_columns, dots -> underscores):
   erm              test_risk, test_risk_stderr, order_parameters_*   (simulations)
 Where a regularisation grid (r_k, r_v) is present, finite-alpha curves show, at each alpha, the r
 with the smallest mean test risk (the paper tunes r by grid search).
+Tied attention (model tied-attention; rows with a parametrisation, see _tied_rows):
+  fixed-point         test_clean, test_noisy, rank_fraction, atom_at_0; extra_json eig_grid/eig_density
+  erm                 test_clean(_stderr), test_noisy(_stderr), rank_rel_1e3; extra_json eigenvalues
+                      (or eigenvalue_histogram)
+  recovery-threshold  alpha_rec (and alpha_interp)
 """
 import math
 import os
@@ -22,6 +29,10 @@ FIGURES = {
     "finite-alpha": "fig3_finite_alpha",
     "order-parameters": "fig4_order_parameters",
     "mismatched": "fig5_mismatched",
+    "tied-learning-curve": "tied_learning_curve",
+    "tied-spectra": "tied_spectra",
+    "tied-rank": "tied_rank",
+    "tied-factorised-vs-direct": "tied_factorised_vs_direct",
 }
 ACTIVATION_ORDER = ["softmax", "linear", "erf", "softplus-kernel"]
 COLOURS = {"softmax": "tab:blue", "linear": "tab:orange", "erf": "tab:green", "softplus-kernel": "tab:purple"}
@@ -261,13 +272,13 @@ def _log_if_wide(ax, axis, values):
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
 
 
-def _grid(n, width=None, height=None):
+def _grid(n, width=None, height=None, columns=None):
     import matplotlib.pyplot as plt
 
     base_w, base_h = _PANEL["size"]
     width = base_w if width is None else width * base_w / 4.6
     height = base_h if height is None else height * base_h / 3.6
-    columns = min(n, 3)
+    columns = min(n, 3) if columns is None else max(1, min(n, columns))
     rows = (n + columns - 1) // columns
     fig, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False)
     for ax in axes.flat[n:]:
@@ -363,10 +374,12 @@ def _bayes_jump(cols, mask):
 
 
 def finite_alpha(cols):
-    fp, erm = _mask_method(cols, "fixed-point"), _mask_method(cols, "erm")
+    slr = ~_tied_rows(cols)  # the tied-attention model's fixed-point/erm rows have figures of their own
+    fp, erm = _mask_method(cols, "fixed-point") & slr, _mask_method(cols, "erm") & slr
     se = _mask_method(cols, "state-evolution")
     if not (fp | erm | se).any():
-        raise NoData("figure finite-alpha: no rows of method fixed-point, erm or state-evolution")
+        raise NoData("figure finite-alpha: no rows of method fixed-point, erm or state-evolution (of the "
+                     "single-location regression model)")
     pop = _mask_method(cols, "population") & (_at_option(cols) == "")
     bayes = _mask_method(cols, "bayes")
     keys = ("task", "nu", "L_pmf", "delta")
@@ -698,8 +711,407 @@ def mismatched(cols):
     return fig
 
 
+# ---------------------------------------------------------------- tied attention (arXiv 2509.24914)
+#
+# Rows of the model tied-attention (jobs with model = "tied-attention"): methods fixed-point (RS
+# theory, d -> infinity; spectrum in extra_json), erm (finite d; eigenvalues in extra_json) and
+# recovery-threshold (alpha_rec, alpha_interp). One panel (or row of panels) per setting of the
+# model parameters below; colour = parametrisation, line style = student width k, marker = d.
+
+TIED_KEYS = ("T", "k0", "lambda", "delta", "beta", "beta0")
+PARAMETRISATION_ORDER = ["factorised", "psd-nuclear", "direct"]
+PARAMETRISATION_COLOURS = {"factorised": "tab:blue", "psd-nuclear": "tab:green", "direct": "tab:red"}
+# At most this many alpha panels per setting in tied-spectra (the paper shows four).
+SPECTRA_PANELS = 4
+
+
+def _tied_rows(cols):
+    """Rows of the tied-attention model: those with a parametrisation, and recovery-threshold rows."""
+    column = cols.get("parametrisation")
+    if column is None:
+        return np.zeros(_n(cols), dtype=bool)
+    named = np.array([isinstance(v, str) and v != "" for v in column], dtype=bool)
+    return named | _mask_method(cols, "recovery-threshold")
+
+
+def _tied_view(cols):
+    """cols with the tied parameter columns present (NaN / "" where an archive lacks them)."""
+    view = dict(cols)
+    for key in TIED_KEYS + ("k", "d", "alpha"):
+        if key not in view:
+            view[key] = np.full(_n(cols), np.nan)
+        else:
+            view[key] = np.asarray(view[key], dtype=float)
+    if "parametrisation" not in view:
+        view["parametrisation"] = np.full(_n(cols), "", dtype=object)
+    return view
+
+
+def _parametrisations(cols, mask):
+    present = [p for p in _unique(cols["parametrisation"][mask]) if p]
+    return [p for p in PARAMETRISATION_ORDER if p in present] + [p for p in present if p not in PARAMETRISATION_ORDER]
+
+
+def _finite_unique(values):
+    return [v for v in _unique(np.asarray(values, dtype=float)) if np.isfinite(v)]
+
+
+def _tied_title(setting):
+    symbols = {"T": "T", "k0": "k₀", "lambda": "λ", "delta": "Δ", "beta": "β", "beta0": "β₀"}
+    parts = []
+    for key, value in zip(TIED_KEYS, setting):
+        if isinstance(value, float) and math.isnan(value):
+            continue
+        if key in ("beta", "beta0") and value == 1:
+            continue
+        parts.append(f"{symbols[key]}={value:g}")
+    return ", ".join(parts)
+
+
+def _setting_rows(view, setting, strict=True):
+    """Rows at a setting of TIED_KEYS; strict=False also accepts NaN in a row (a parameter its method
+    does not use, e.g. lambda of recovery-threshold)."""
+    mask = np.ones(_n(view), dtype=bool)
+    for key, value in zip(TIED_KEYS, setting):
+        column = view[key]
+        match = _equal_mask(column, value)
+        if not strict:
+            match |= np.isnan(column)
+        mask &= match
+    return mask
+
+
+def _tied_settings(view, mask):
+    return _settings(view, mask, TIED_KEYS)
+
+
+def _extras(cols):
+    """The parsed extra_json of every row ({} where empty or not JSON)."""
+    import json
+
+    out = []
+    for text in cols.get("extra_json", [""] * _n(cols)):
+        try:
+            value = json.loads(text) if text else {}
+        except ValueError:
+            value = {}
+        out.append(value if isinstance(value, dict) else {})
+    return out
+
+
+def _errors(view, rows, stats, stderr_name):
+    """Error bar per alpha of `stats` (from _mean_by over `rows`): s.d./sqrt(seeds) over the repeats;
+    with one run, its own standard error (column stderr_name) if it has one, else 0."""
+    alpha = view["alpha"]
+    stderr = _col(view, stderr_name) if stderr_name else np.full(_n(view), np.nan)
+    out = []
+    for a, _, std, _, _, count in stats:
+        if count > 1 and np.isfinite(std):
+            out.append(std / math.sqrt(count))
+        else:
+            own = stderr[rows & _equal_mask(alpha, a)]
+            out.append(float(np.nanmean(own)) if np.isfinite(own).any() else 0.0)
+    return np.array(out)
+
+
+def _tied_series(ax, view, here, theory_y, erm_y, erm_stderr=None, parametrisations=None):
+    """Theory lines (fixed-point, theory_y vs alpha) per (parametrisation, k) and ERM markers (erm_y,
+    mean ± s.d./sqrt(seeds) per alpha) per (parametrisation, k, d) of the rows `here`. Returns the
+    alphas drawn and how many rows were drawn hollow (status not ok)."""
+    fp = here & _mask_method(view, "fixed-point") & np.isfinite(_col(view, theory_y))
+    erm = here & _mask_method(view, "erm") & np.isfinite(_col(view, erm_y))
+    ok = _ok(view)
+    alpha, k, d = view["alpha"], view["k"], view["d"]
+    ks = _unique(k[fp | erm])
+    ds = _finite_unique(d[erm])
+    several_k = len(ks) > 1
+    alphas, not_ok = [], 0
+    for p in parametrisations or _parametrisations(view, fp | erm):
+        colour = PARAMETRISATION_COLOURS.get(p, "tab:gray")
+        of_p = view["parametrisation"] == p
+        for i, kk in enumerate(ks):
+            k_text = "" if not several_k or (isinstance(kk, float) and math.isnan(kk)) else f", k={kk:g}"
+            every = fp & of_p & _equal_mask(k, kk)
+            if every.any():
+                not_ok += _hollow_not_ok(ax, view, every, "alpha", theory_y, colour)
+                stats = _mean_by(alpha[every & ok], _col(view, theory_y)[every & ok])
+                if stats:
+                    x, y = [s[0] for s in stats], [s[1] for s in stats]
+                    line, = ax.plot(x, y, ls=LINESTYLES[i % len(LINESTYLES)], color=colour,
+                                    label=f"{p}{k_text}: theory")
+                    line.set_gid(f"theory:{p}:k={kk:g}")
+                    alphas.extend(x)
+            for j, dd in enumerate(ds):
+                every = erm & of_p & _equal_mask(k, kk) & _equal_mask(d, dd)
+                if not every.any():
+                    continue
+                not_ok += _hollow_not_ok(ax, view, every, "alpha", erm_y, colour)
+                rows = every & ok
+                stats = _mean_by(alpha[rows], _col(view, erm_y)[rows])
+                if not stats:
+                    continue
+                x, y = [s[0] for s in stats], [s[1] for s in stats]
+                seeds = max(s[5] for s in stats)
+                runs = f"({seeds} seeds, mean ± s.d./√seeds)" if seeds > 1 else "(1 seed)"
+                bars = ax.errorbar(x, y, yerr=_errors(view, rows, stats, erm_stderr), fmt=MARKERS[j % len(MARKERS)],
+                                   ms=4, capsize=3, color=colour, label=f"{p}{k_text}: ERM d={dd:g} {runs}", zorder=3)
+                bars.lines[0].set_gid(f"erm:{p}:k={kk:g}:d={dd:g}")
+                alphas.extend(x)
+    return alphas, not_ok
+
+
+def _thresholds(ax, view, setting):
+    """Vertical dotted lines at the recovery threshold(s) (method recovery-threshold) of a setting, and
+    dash-dotted ones at the interpolation threshold where it was computed; returns their alphas."""
+    rows = np.flatnonzero(_mask_method(view, "recovery-threshold") & _ok(view) &
+                          _setting_rows(view, setting, strict=False))
+    order = {p: j for j, p in enumerate(PARAMETRISATION_ORDER)}
+    rows = sorted(rows, key=lambda i: (order.get(view["parametrisation"][i], len(order)), view["parametrisation"][i]))
+    drawn, out = set(), []
+    for i in rows:
+        p = view["parametrisation"][i] or "?"
+        colour = PARAMETRISATION_COLOURS.get(p, "0.3")
+        for name, ls, text in (("alpha_rec", ":", "recovery threshold α_rec"),
+                               ("alpha_interp", "-.", "interpolation threshold α_interp (RS)")):
+            value = float(_col(view, name)[i])
+            if not np.isfinite(value) or (p, name, value) in drawn:
+                continue
+            drawn.add((p, name, value))
+            line = ax.axvline(value, color=colour, ls=ls, lw=1.2, zorder=1, label=f"{text} = {value:.4g} ({p})")
+            line.set_gid(f"{name}:{p}")
+            out.append(value)
+    return out
+
+
+def _tied_log_axes(ax, alphas, log_y=True):
+    if any(a > 0 for a in alphas):
+        ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3, which="both" if log_y else "major")
+
+
+def tied_learning_curve(cols):
+    """test_clean (left) and test_noisy (right) vs alpha: theory lines per (k, parametrisation), ERM
+    markers (mean ± s.d./sqrt(seeds)), recovery thresholds dotted; one row of panels per setting."""
+    view = _tied_view(cols)
+    tied = _tied_rows(view)
+    curves = tied & _mask_method(view, "fixed-point", "erm") & \
+        (np.isfinite(_col(view, "test_clean")) | np.isfinite(_col(view, "test_noisy")))
+    if not curves.any():
+        raise NoData("figure tied-learning-curve: no tied-attention rows of method fixed-point or erm with test errors")
+    settings = _tied_settings(view, curves)
+    fig, axes = _grid(2 * len(settings), width=6.2, height=3.8, columns=2)
+    for row, setting in enumerate(settings):
+        here = tied & _setting_rows(view, setting)
+        for column, (name, label) in enumerate((("test_clean", "test error (clean labels)"),
+                                                ("test_noisy", "test error (noisy labels)"))):
+            ax = axes[2 * row + column]
+            alphas, not_ok = _tied_series(ax, view, here, name, name, name + "_stderr")
+            alphas += _thresholds(ax, view, setting)
+            _legend_not_ok(ax, not_ok)
+            _tied_log_axes(ax, alphas)
+            ax.set_xlabel("α = n/d²")
+            ax.set_ylabel(label)
+            ax.set_title(_tied_title(setting))
+            if column == 1:  # the same series in both panels: one legend, right of the row
+                ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    return fig
+
+
+def _erm_spectrum_group(view, extras, rows):
+    """Pooled |eigenvalues| of ERM runs: (nonzero values, weights (counts), zeros, total, runs)."""
+    from .archive import spectrum_of
+
+    values, weights, zeros, total = [], [], 0.0, 0.0
+    for i in np.flatnonzero(rows):
+        row = {"method": "erm", "point_id": view["point_id"][i], "rank_rel_1e3": _col(view, "rank_rel_1e3")[i]}
+        s = spectrum_of(row, extras[i], singular_values=True)
+        atom = s["atom_at_0"] if np.isfinite(s["atom_at_0"]) else 0.0
+        if "eigenvalues" in s:
+            eig = s["eigenvalues"]
+            n_zero = int(round(atom * eig.size))
+            values.append(eig[n_zero:])
+            weights.append(np.ones(eig.size - n_zero))
+            zeros += n_zero
+            total += eig.size
+        else:
+            counts = s["counts"].astype(float).copy()
+            n = counts.sum()
+            remove = round(atom * n)
+            zeros += remove
+            for b in range(counts.size):  # the zeros lie in the lowest bin(s)
+                taken = min(counts[b], remove)
+                counts[b] -= taken
+                remove -= taken
+                if remove <= 0:
+                    break
+            values.append(0.5 * (s["edges"][1:] + s["edges"][:-1]))
+            weights.append(counts)
+            total += n
+    values = np.concatenate(values) if values else np.zeros(0)
+    weights = np.concatenate(weights) if weights else np.zeros(0)
+    return values, weights, zeros, total, int(rows.sum())
+
+
+def _pick(values, count):
+    """At most `count` of the sorted values, evenly spread (first and last kept)."""
+    if len(values) <= count:
+        return list(values)
+    return [values[int(round(i))] for i in np.linspace(0, len(values) - 1, count)]
+
+
+def tied_spectra(cols):
+    """Spectra of Ŝ in singular-value units, one panel per alpha of the ERM rows with eigenvalues (up to
+    four, of the largest d): the ERM histogram of the nonzero |λ| (normalised so that its area is the
+    fraction of nonzero eigenvalues) with the theory density of the fixed-point row at the same alpha,
+    parametrisation and k; the atom at 0 as a bar at x = 0 whose height is its mass (axes fraction)."""
+    from matplotlib.lines import Line2D
+
+    from .archive import ZERO_RELATIVE, spectrum_of
+
+    view = _tied_view(cols)
+    tied = _tied_rows(view) & _ok(view)
+    extras = _extras(view)
+    has = np.array([("eigenvalues" in e or "eigenvalue_histogram" in e) for e in extras], dtype=bool)
+    erm = tied & _mask_method(view, "erm") & has & np.isfinite(view["alpha"])
+    if not erm.any():
+        raise NoData("figure tied-spectra: no tied-attention erm rows (status ok) with eigenvalues in extra_json")
+    has_theory = np.array(["eig_density" in e for e in extras], dtype=bool)
+    fp = tied & _mask_method(view, "fixed-point") & has_theory
+    alpha, k, d = view["alpha"], view["k"], view["d"]
+    panels = []
+    for setting in _tied_settings(view, erm):
+        here = erm & _setting_rows(view, setting)
+        largest = max(_finite_unique(d[here]), default=float("nan"))
+        at_largest = here & (_equal_mask(d, largest) if np.isfinite(largest) else np.ones(_n(view), dtype=bool))
+        for a in _pick(_finite_unique(alpha[at_largest]), SPECTRA_PANELS):
+            panels.append((setting, a, here & np.isclose(alpha, a, rtol=1e-9, atol=0)))
+    fig, axes = _grid(len(panels), width=4.6, height=3.6, columns=2 if len(panels) == 4 else None)
+    for ax, (setting, a, at) in zip(axes, panels):
+        groups = _settings(view, at, ("parametrisation", "k"))
+        several_k = len({g[1] for g in groups}) > 1
+        prepared, upper = [], 0.0
+        for p, kk in groups:
+            rows = at & (view["parametrisation"] == p) & _equal_mask(k, kk)
+            dd = max(_finite_unique(d[rows]), default=float("nan"))
+            if np.isfinite(dd):
+                rows &= _equal_mask(d, dd)
+            values, weights, zeros, total, runs = _erm_spectrum_group(view, extras, rows)
+            theory_rows = np.flatnonzero(fp & _setting_rows(view, setting) & (view["parametrisation"] == p) &
+                                         _equal_mask(k, kk) & np.isclose(alpha, a, rtol=1e-9, atol=0))
+            theory = None
+            if theory_rows.size:
+                i = theory_rows[0]
+                theory = spectrum_of({"method": "fixed-point", "atom_at_0": _col(view, "atom_at_0")[i]},
+                                     extras[i], singular_values=True)
+                if theory["grid"].size:
+                    upper = max(upper, float(theory["grid"].max()))
+            if values.size:
+                upper = max(upper, float(values.max()))
+            prepared.append((p, kk, dd, values, weights, zeros, total, runs, theory))
+        upper = upper if upper > 0 else 1.0
+        nonzero = max((int(w.sum()) for _, _, _, _, w, _, _, _, _ in prepared), default=0)
+        bins = int(np.clip(2 * math.sqrt(max(nonzero, 1)), 10, 50))
+        edges = np.linspace(0.0, upper * (1 + 1e-9), bins + 1)
+        width = edges[1] - edges[0]
+        for p, kk, dd, values, weights, zeros, total, runs, theory in prepared:
+            colour = PARAMETRISATION_COLOURS.get(p, "tab:gray")
+            name = p + (f", k={kk:g}" if several_k else "")
+            if total > 0:
+                atom = zeros / total
+                _, _, patches = ax.hist(values, bins=edges, weights=weights / (total * width), color=colour, alpha=0.35,
+                                        label=f"{name}: ERM d={dd:g} ({runs} run{'s' if runs > 1 else ''})")
+                for patch in patches:
+                    patch.set_gid(f"erm-hist:{p}:k={kk:g}")
+                if atom > 0:
+                    bar = Line2D([0, 0], [0, atom], transform=ax.get_xaxis_transform(), color=colour, lw=7, alpha=0.5,
+                                 solid_capstyle="butt", gid=f"erm-atom:{p}:k={kk:g}")
+                    ax.add_artist(bar)
+                    ax.annotate(f"{atom:.2f}", xy=(0, atom), xycoords=ax.get_xaxis_transform(), xytext=(5, 0),
+                                textcoords="offset points", va="center", fontsize="small", color=colour)
+                    ax.plot([], [], color=colour, lw=7, alpha=0.5,
+                            label=f"{name}: ERM atom at 0 = {atom:.3g} (|λ| ≤ {ZERO_RELATIVE:g} max)")
+            if theory is not None:
+                line, = ax.plot(theory["grid"], theory["density"], color=colour, lw=1.5,
+                                label=f"{name}: theory (d → ∞)")
+                line.set_gid(f"theory-density:{p}:k={kk:g}")
+                if theory["atom_at_0"] > 0:
+                    tick = Line2D([0], [theory["atom_at_0"]], transform=ax.get_xaxis_transform(), ls="none", marker="_",
+                                  ms=14, mew=2.2, color=colour, gid=f"theory-atom:{p}:k={kk:g}")
+                    ax.add_artist(tick)
+                    ax.plot([], [], ls="none", marker="_", ms=14, mew=2.2, color=colour,
+                            label=f"{name}: theory atom at 0 = {theory['atom_at_0']:.3g}")
+            else:
+                ax.plot([], [], " ", label=f"{name}: no fixed-point row at α={a:g}")
+        ax.set_xlim(left=-0.02 * upper)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("singular value of Ŝ (|eigenvalue|)")
+        ax.set_ylabel("density (atom at 0: bar height = mass)")
+        title = _tied_title(setting)
+        ax.set_title(f"α={a:g}" + (f", {title}" if title else ""))
+        ax.legend(loc="upper right")
+        ax.grid(alpha=0.3)
+    return fig
+
+
+def tied_rank(cols):
+    """Rank fraction vs alpha: theory rank_fraction (fixed-point) lines, ERM rank_rel_1e3 markers (the
+    fraction of eigenvalues with |λ| > 1e-3 max|λ|; mean ± s.d./sqrt(seeds))."""
+    view = _tied_view(cols)
+    tied = _tied_rows(view)
+    rows = tied & ((_mask_method(view, "fixed-point") & np.isfinite(_col(view, "rank_fraction"))) |
+                   (_mask_method(view, "erm") & np.isfinite(_col(view, "rank_rel_1e3"))))
+    if not rows.any():
+        raise NoData("figure tied-rank: no tied-attention fixed-point rows with rank_fraction or erm rows with "
+                     "rank_rel_1e3")
+    settings = _tied_settings(view, rows)
+    fig, axes = _grid(len(settings), width=7.4, height=3.8)
+    for ax, setting in zip(axes, settings):
+        here = tied & _setting_rows(view, setting)
+        alphas, not_ok = _tied_series(ax, view, here, "rank_fraction", "rank_rel_1e3")
+        alphas += _thresholds(ax, view, setting)
+        _legend_not_ok(ax, not_ok)
+        _tied_log_axes(ax, alphas, log_y=False)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("α = n/d²")
+        ax.set_ylabel("rank fraction of Ŝ (rank / d)")
+        ax.set_title(_tied_title(setting))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    return fig
+
+
+def tied_factorised_vs_direct(cols):
+    """test_clean of the factorised (and PSD-nuclear) and the direct student vs alpha on the same axes,
+    theory lines and ERM markers; one panel per setting with both."""
+    view = _tied_view(cols)
+    tied = _tied_rows(view)
+    rows = tied & _mask_method(view, "fixed-point", "erm") & np.isfinite(_col(view, "test_clean"))
+    present = set(_parametrisations(view, rows))
+    if "direct" not in present or not present & {"factorised", "psd-nuclear"}:
+        raise NoData("figure tied-factorised-vs-direct: needs tied-attention fixed-point or erm rows with test_clean "
+                     f"of both parametrisation direct and factorised (found: {', '.join(sorted(present)) or 'none'})")
+    settings = [s for s in _tied_settings(view, rows)
+                if len(_parametrisations(view, rows & _setting_rows(view, s))) > 1]
+    if not settings:
+        raise NoData("figure tied-factorised-vs-direct: no setting has rows of both parametrisations")
+    fig, axes = _grid(len(settings), width=7.4, height=3.8)
+    for ax, setting in zip(axes, settings):
+        here = tied & _setting_rows(view, setting)
+        alphas, not_ok = _tied_series(ax, view, here, "test_clean", "test_clean", "test_clean_stderr")
+        alphas += _thresholds(ax, view, setting)
+        _legend_not_ok(ax, not_ok)
+        _tied_log_axes(ax, alphas)
+        ax.set_xlabel("α = n/d²")
+        ax.set_ylabel("test error (clean labels)")
+        ax.set_title("factorised vs direct: " + _tied_title(setting))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    return fig
+
+
 DRAW = {"population": population, "finite-alpha": finite_alpha, "order-parameters": order_parameters,
-        "mismatched": mismatched}
+        "mismatched": mismatched, "tied-learning-curve": tied_learning_curve, "tied-spectra": tied_spectra,
+        "tied-rank": tied_rank, "tied-factorised-vs-direct": tied_factorised_vs_direct}
 
 
 def make(cols, figure, style="screen"):

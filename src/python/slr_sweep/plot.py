@@ -1,6 +1,8 @@
 """python3 -m slr_sweep.plot ARCHIVE [ARCHIVE...] --figure NAME -o OUTDIR: the command behind
-`slr-sweep plot`. Several archives are drawn together (their rows concatenated).
-Exit codes: 0 ok, 2 bad input / no data for the figure, 3 a missing Python package."""
+`slr-sweep plot`. Several archives are drawn together (their rows concatenated). The figure names
+are those of figures.FIGURES (the only list: `slr-sweep plot` forwards --figure unchecked), or
+"all"; `python3 -m slr_sweep.plot --list-figures` prints them, one per line.
+Exit codes: 0 ok, 2 bad input (an unknown figure, no data for the figure), 3 a missing Python package."""
 import argparse
 import sys
 
@@ -9,10 +11,10 @@ PROG = "slr-sweep plot"
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
-    parser.add_argument("archive", nargs="+")
-    parser.add_argument("--figure", required=True,
-                        choices=["population", "finite-alpha", "order-parameters", "mismatched", "all"])
-    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("archive", nargs="*")
+    parser.add_argument("--figure", help="a name of --list-figures, or all")
+    parser.add_argument("--list-figures", action="store_true", help="print the figure names, one per line, and exit")
+    parser.add_argument("-o", "--output")
     parser.add_argument("--formats", default="png,svg")
     parser.add_argument("--point-ids", help="file with the point ids to plot, one per line")
     parser.add_argument("--style", default="screen", choices=["screen", "paper"],
@@ -20,6 +22,11 @@ def main(argv=None):
     parser.add_argument("--name", help="file name stem (default: <job name>-<figure>); with --figure all, "
                                        "<name>-<figure>")
     args = parser.parse_args(argv)
+    if not args.list_figures:
+        missing = [name for name, given in (("archive", args.archive), ("--figure", args.figure),
+                                            ("-o/--output", args.output)) if not given]
+        if missing:
+            parser.error("the following arguments are required: " + ", ".join(missing))
     try:
         import h5py  # noqa: F401
         import matplotlib  # noqa: F401
@@ -31,6 +38,15 @@ def main(argv=None):
         return 3
     from . import figures
     from .archive import attributes, load_columns
+
+    if args.list_figures:
+        for name in figures.FIGURES:
+            print(name)
+        return 0
+    if args.figure != "all" and args.figure not in figures.FIGURES:
+        print(f"{PROG}: error: --figure: unknown figure '{args.figure}' (expected "
+              f"{', '.join(figures.FIGURES)} or all)", file=sys.stderr)
+        return 2
 
     point_ids = None
     if args.point_ids:

@@ -1,0 +1,307 @@
+#!/usr/bin/python3
+"""Script test: the tied-attention figures and per-point arrays on a small real archive.
+
+Runs a small tied-attention sweep (fixed-point at the ERM alphas and between them, k = 0.75 and 1,
+factorised and direct; ERM at d = 30 with 3 seeds; recovery thresholds), then
+  * slr_sweep.arrays / slr_sweep.spectrum: 101 quantiles, the density integrating to 1 - atom_at_0,
+    the ERM eigenvalues, the folded (singular-value) law of the direct estimator, a histogram row;
+  * every tied figure through `slr-sweep plot` (PNG files; --figure all; an unknown figure; no data)
+    and through slr_sweep.figure, with the plotted data equal to the archive's (theory lines = the
+    fixed-point column sorted by alpha, ERM markers = means with s.d./sqrt(seeds) bars, threshold
+    lines at alpha_rec, spectra: the ERM histogram's area = 1 - its atom, the theory density = the
+    archive's).
+usage: tied_figures_test.py REPOSITORY   (env SLR_SWEEP = the slr-sweep binary)"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+REPO = os.path.abspath(sys.argv[1])
+sys.path.insert(0, os.path.join(REPO, "src", "python"))
+import slr_sweep  # noqa: E402
+from slr_sweep import figures  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+from matplotlib.container import ErrorbarContainer  # noqa: E402
+
+SLR = os.environ["SLR_SWEEP"]
+TIED = ["tied-learning-curve", "tied-spectra", "tied-rank", "tied-factorised-vs-direct"]
+ERM_ALPHA = [0.1, 0.5, 2.0]
+JOB = """name = "tied-figures"
+seed = 3
+model = "tied-attention"
+[grid]
+alpha = [0.05, 0.1, 0.25, 0.5, 1, 2, 4]
+k0 = 0.5
+lambda = 0.01
+delta = 0.5
+T = 2
+[[method]]
+name = "fixed-point"
+grid = { k = [0.75, 1.0], parametrisation = ["factorised", "direct"] }
+qmc-points = 11
+[[method]]
+name = "erm"
+grid = { alpha = [0.1, 0.5, 2], d = 30, repeats = 3, parametrisation = ["factorised", "direct"] }
+test-samples = 2000
+[[method]]
+name = "recovery-threshold"
+grid = { parametrisation = ["factorised", "direct"] }
+"""
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def run(*args, expect=0):
+    result = subprocess.run([SLR, *args], capture_output=True, text=True)
+    check(result.returncode == expect,
+          f"{' '.join(args)}: exit {result.returncode}, expected {expect}; stderr: {result.stderr.strip()[-800:]}")
+    return result
+
+
+def close(a, b, tol=1e-12):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and np.allclose(a, b, rtol=tol, atol=tol)
+
+
+def by_gid(ax, gid):
+    return [a for a in ax.get_children() if a.get_gid() == gid]
+
+
+def errorbar(ax, gid):
+    """(x, y, half-widths) of the errorbar whose data line has this gid."""
+    for container in ax.containers:
+        if isinstance(container, ErrorbarContainer) and container.lines[0].get_gid() == gid:
+            x, y = container.lines[0].get_data()
+            segments = container.lines[2][0].get_segments()
+            half = np.array([0.5 * (s[1][1] - s[0][1]) for s in segments])
+            return np.asarray(x, dtype=float), np.asarray(y, dtype=float), half
+    return None
+
+
+def trapezoid(y, x):
+    y, x = np.asarray(y, dtype=float), np.asarray(x, dtype=float)
+    return float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)))
+
+
+with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
+    job = os.path.join(tmp, "tied.toml")
+    with open(job, "w") as f:
+        f.write(JOB)
+    archive = os.path.join(tmp, "tied.h5")
+    if run("run", job, "-o", archive).returncode != 0:
+        sys.exit(1)
+    cols = slr_sweep.load_columns(archive)
+    method, param = cols["method"], cols["parametrisation"]
+    ok = cols["status"] == "ok"
+    check(ok.all(), f"every point ok: {sorted(set(cols['status']))}")
+    fp, erm, thr = method == "fixed-point", method == "erm", method == "recovery-threshold"
+    check(fp.sum() == 28 and erm.sum() == 18 and thr.sum() == 2, f"rows {fp.sum()}, {erm.sum()}, {thr.sum()}")
+
+    # --- arrays and spectrum
+    for i in np.flatnonzero(fp):
+        pid = int(cols["point_id"][i])
+        a = slr_sweep.arrays(archive, pid)
+        check({"eig_quantiles", "eig_grid", "eig_density", "eig_support"} <= set(a), f"arrays keys {sorted(a)}")
+        check(a["eig_quantiles"].shape == (101,) and a["eig_density"].shape == (200,), "array shapes")
+        check(a["eig_support"].ndim == 2 and a["eig_support"].shape[1] == 2, f"support shape {a['eig_support'].shape}")
+        s = slr_sweep.spectrum(archive, pid)
+        atom = float(cols["atom_at_0"][i])
+        check(s["kind"] == "theory" and s["quantiles"].shape == (101,) and close(s["levels"], np.linspace(0, 1, 101)),
+              "theory spectrum: 101 quantiles at 0, 0.01, ..., 1")
+        check(np.all(np.diff(s["quantiles"]) >= -1e-12), "quantiles non-decreasing")
+        check(close(s["quantiles"], a["eig_quantiles"]) and close(s["density"], a["eig_density"]),
+              "spectrum = the arrays of extra_json")
+        mass = trapezoid(s["density"], s["grid"])
+        check(abs(mass - (1 - atom)) < 1e-2, f"point {pid}: density integrates to {mass}, 1 - atom_at_0 = {1 - atom}")
+        check(s["atom_at_0"] == atom, "atom_at_0 of the row")
+        folded = slr_sweep.spectrum(archive, pid, singular_values=True)
+        check(folded["grid"].min() >= 0 and abs(trapezoid(folded["density"], folded["grid"]) - (1 - atom)) < 1e-2,
+              f"point {pid} ({param[i]}): the law of |λ| has mass {trapezoid(folded['density'], folded['grid'])}")
+        check(folded["quantiles"].shape == (101,) and folded["quantiles"].min() >= 0 and
+              np.all(np.diff(folded["quantiles"]) >= -1e-12), "quantiles of |λ|")
+        if param[i] == "factorised":
+            check(close(folded["density"], s["density"]), "PSD estimator: the singular-value law is the eigenvalue law")
+        else:
+            check(s["grid"].min() < 0, "direct estimator: negative eigenvalues (else the folding is not exercised)")
+    for i in np.flatnonzero(erm):
+        pid = int(cols["point_id"][i])
+        eig = slr_sweep.arrays(archive, pid)["eigenvalues"]
+        check(eig.shape == (30,) and np.all(np.diff(eig) >= 0), "ERM eigenvalues: d of them, ascending")
+        s = slr_sweep.spectrum(archive, pid, singular_values=True)
+        check(s["kind"] == "erm" and close(s["eigenvalues"], np.sort(np.abs(eig))), "ERM |eigenvalues|")
+        check(abs(s["atom_at_0"] - (1 - cols["rank_rel_1e3"][i])) < 1e-12, "ERM atom = 1 - rank_rel_1e3")
+    try:
+        slr_sweep.spectrum(archive, int(cols["point_id"][np.flatnonzero(thr)[0]]))
+        check(False, "spectrum of a recovery-threshold row raises KeyError")
+    except KeyError:
+        pass
+    try:
+        slr_sweep.arrays(archive, 12345)
+        check(False, "arrays of a missing point raises KeyError")
+    except KeyError:
+        pass
+    check(slr_sweep.arrays(archive, int(cols["point_id"][np.flatnonzero(thr)[0]])) == {}, "no arrays: {}")
+
+    # --- through slr-sweep plot: every tied figure as PNG, and --figure all
+    out = os.path.join(tmp, "figures")
+    for name in TIED:
+        run("plot", archive, "--figure", name, "-o", out, "--formats", "png")
+        png = os.path.join(out, f"tied-figures-{name}.png")
+        check(os.path.exists(png) and os.path.getsize(png) > 1000, f"{png} missing or empty")
+        if os.path.exists(png):
+            with open(png, "rb") as f:
+                check(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{png} is not a PNG")
+    every = os.path.join(tmp, "all")
+    result = run("plot", archive, "--figure", "all", "-o", every, "--formats", "png")
+    written = sorted(os.listdir(every)) if os.path.isdir(every) else []
+    check(written == sorted(f"tied-figures-{name}.png" for name in TIED), f"--figure all wrote {written}")
+    check("skipped figure population" in result.stderr and "finite-alpha" in result.stderr,
+          f"--figure all notes the figures without data: {result.stderr!r}")
+    result = run("plot", archive, "--figure", "tied-nonsense", "-o", out, expect=2)
+    lines = result.stderr.strip().splitlines()
+    check(len(lines) == 1 and "--figure" in lines[0] and all(n in lines[0] for n in TIED + ["population", "all"]),
+          f"unknown figure: {result.stderr!r}")
+    run("plot", archive, "--figure", "tied-spectra", "-o", out, "--where", "method=fixed-point", expect=2)
+    run("plot", archive, "--figure", "tied-factorised-vs-direct", "-o", out, "--where", "parametrisation=direct",
+        expect=2)
+
+    # --- through slr_sweep.figure: the plotted data are the archive's
+    alpha, k = cols["alpha"], cols["k"]
+
+    def theory(column, p, kk):
+        rows = fp & (param == p) & (k == kk)
+        order = np.argsort(alpha[rows])
+        return alpha[rows][order], cols[column][rows][order]
+
+    def erm_stats(column, p):
+        rows = erm & (param == p)
+        xs = sorted(set(alpha[rows]))
+        values = [cols[column][rows & (alpha == a)] for a in xs]
+        return (np.array(xs), np.array([v.mean() for v in values]),
+                np.array([v.std(ddof=1) / math.sqrt(v.size) for v in values]))
+
+    rec = {p: float(cols["alpha_rec"][thr & (param == p)][0]) for p in ("factorised", "direct")}
+    check(abs(rec["factorised"] - 0.2111) < 2e-3 and abs(rec["direct"] - 0.25) < 1e-9, f"thresholds {rec}")
+
+    fig = slr_sweep.figure(archive, "tied-learning-curve")
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    check(len(axes) == 2, f"learning curve: {len(axes)} panels")
+    for ax, column in zip(axes, ("test_clean", "test_noisy")):
+        check(ax.get_xscale() == "log" and ax.get_xlabel() and ax.get_ylabel(), "log alpha axis and labels")
+        for p in ("factorised", "direct"):
+            for kk in (0.75, 1.0):
+                lines = by_gid(ax, f"theory:{p}:k={kk:g}")
+                x, y = theory(column, p, kk)
+                check(len(lines) == 1 and close(lines[0].get_xdata(), x) and close(lines[0].get_ydata(), y),
+                      f"{column} theory line {p} k={kk}")
+            bars = errorbar(ax, f"erm:{p}:k=1:d=30")
+            x, mean, err = erm_stats(column, p)
+            check(bars is not None and close(bars[0], x) and close(bars[1], mean) and close(bars[2], err, 1e-9),
+                  f"{column} ERM markers {p}: {bars} vs {x, mean, err}")
+            line = by_gid(ax, f"alpha_rec:{p}")
+            check(len(line) == 1 and close(line[0].get_xdata(), [rec[p], rec[p]]), f"recovery threshold line {p}")
+
+    fig = slr_sweep.figure(archive, "tied-rank", style="paper")
+    ax = fig.axes[0]
+    for p in ("factorised", "direct"):
+        x, y = theory("rank_fraction", p, 1.0)
+        lines = by_gid(ax, f"theory:{p}:k=1")
+        check(len(lines) == 1 and close(lines[0].get_ydata(), y), f"rank theory line {p}")
+        bars = errorbar(ax, f"erm:{p}:k=1:d=30")
+        x, mean, err = erm_stats("rank_rel_1e3", p)
+        check(bars is not None and close(bars[1], mean), f"rank ERM markers {p}")
+
+    fig = slr_sweep.figure(archive, "tied-factorised-vs-direct")
+    ax = fig.axes[0]
+    for p in ("factorised", "direct"):
+        x, y = theory("test_clean", p, 1.0)
+        lines = by_gid(ax, f"theory:{p}:k=1")
+        check(len(lines) == 1 and close(lines[0].get_ydata(), y), f"factorised-vs-direct theory line {p}")
+        check(errorbar(ax, f"erm:{p}:k=1:d=30") is not None, f"factorised-vs-direct ERM markers {p}")
+
+    fig = slr_sweep.figure(archive, "tied-spectra")
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    check(len(axes) == len(ERM_ALPHA), f"spectra: {len(axes)} panels, expected one per ERM alpha")
+    for ax, a in zip(axes, ERM_ALPHA):
+        check(ax.get_title().startswith(f"α={a:g}"), f"spectra panel title {ax.get_title()!r}")
+        for p in ("factorised", "direct"):
+            rows = erm & (param == p) & (alpha == a)
+            atom = float(np.mean(1 - cols["rank_rel_1e3"][rows]))
+            patches = by_gid(ax, f"erm-hist:{p}:k=1")
+            area = sum(patch.get_width() * patch.get_height() for patch in patches)
+            check(patches and abs(area - (1 - atom)) < 1e-9, f"α={a} {p}: histogram area {area}, 1 - atom {1 - atom}")
+            if atom > 0:
+                bar = by_gid(ax, f"erm-atom:{p}:k=1")
+                check(len(bar) == 1 and close(bar[0].get_ydata(), [0, atom]), f"α={a} {p}: ERM atom bar")
+            i = np.flatnonzero(fp & (param == p) & (k == 1.0) & (alpha == a))[0]
+            s = slr_sweep.spectrum(archive, int(cols["point_id"][i]), singular_values=True)
+            lines = by_gid(ax, f"theory-density:{p}:k=1")
+            check(len(lines) == 1 and close(lines[0].get_xdata(), s["grid"]) and
+                  close(lines[0].get_ydata(), s["density"]),
+                  f"α={a} {p}: theory density line = the archive's (in singular-value units)")
+            check(lines and abs(trapezoid(lines[0].get_ydata(), lines[0].get_xdata()) - (1 - s["atom_at_0"])) < 1e-2,
+                  f"α={a} {p}: theory density mass")
+            if s["atom_at_0"] > 0:
+                tick = by_gid(ax, f"theory-atom:{p}:k=1")
+                check(len(tick) == 1 and close(tick[0].get_ydata(), [s["atom_at_0"]]), f"α={a} {p}: theory atom")
+
+    # The SLR figures have no rows in a tied archive (NoData, not a crash), and the tied figures
+    # none without tied rows.
+    for name in ("population", "finite-alpha", "order-parameters", "mismatched"):
+        try:
+            slr_sweep.figure(archive, name)
+            check(False, f"{name} of a tied archive raises NoData")
+        except figures.NoData:
+            pass
+    only_thresholds = [int(p) for p in cols["point_id"][thr]]
+    for name in TIED:
+        try:
+            slr_sweep.figure(archive, name, point_ids=only_thresholds)
+            check(False, f"{name} without fixed-point/erm rows raises NoData")
+        except figures.NoData:
+            pass
+
+    # --- a row with a histogram instead of the eigenvalues (ERM with d > 400): arrays flattens it,
+    # spectrum and tied-spectra use it.
+    histogram = os.path.join(tmp, "histogram.h5")
+    shutil.copy(archive, histogram)
+    i = np.flatnonzero(erm & (param == "factorised") & (alpha == 0.5))[0]
+    eig = slr_sweep.arrays(archive, int(cols["point_id"][i]))["eigenvalues"]
+    counts, edges = np.histogram(eig, bins=100, range=(eig.min(), eig.max()))
+    with h5py.File(histogram, "r+") as f:
+        rows = f["points"][:]
+        j = int(np.flatnonzero(rows["point_id"] == cols["point_id"][i])[0])
+        rows["extra_json"][j] = json.dumps({"eigenvalue_histogram": {"edges": edges.tolist(),
+                                                                     "counts": counts.astype(float).tolist()}})
+        f["points"][...] = rows
+    a = slr_sweep.arrays(histogram, int(cols["point_id"][i]))
+    check(sorted(a) == ["eigenvalue_histogram.counts", "eigenvalue_histogram.edges"] and
+          close(a["eigenvalue_histogram.edges"], edges), f"nested arrays flattened: {sorted(a)}")
+    s = slr_sweep.spectrum(histogram, int(cols["point_id"][i]))
+    check(s["kind"] == "erm" and close(s["counts"], counts) and
+          abs(s["atom_at_0"] - (1 - cols["rank_rel_1e3"][i])) < 1e-12, "histogram spectrum")
+    fig = slr_sweep.figure(histogram, "tied-spectra")
+    ax = [ax for ax in fig.axes if ax.get_visible()][1]
+    rows = erm & (param == "factorised") & (alpha == 0.5)
+    atom = float(np.mean(1 - cols["rank_rel_1e3"][rows]))
+    area = sum(p.get_width() * p.get_height() for p in by_gid(ax, "erm-hist:factorised:k=1"))
+    check(abs(area - (1 - atom)) < 1e-9, f"spectra with a histogram row: area {area}, 1 - atom {1 - atom}")
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("tied figures: all checks passed")
