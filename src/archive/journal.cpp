@@ -390,6 +390,18 @@ private:
     return d;
   }
 
+  // The fields both point record formats begin with (the id first: damage reports read it).
+  static point_row point_head(decoder& d) {
+    point_row p;
+    p.point_id = d.u64();
+    p.repeat = d.u32();
+    p.seed = d.u64();
+    p.run_index = d.u32();
+    p.completed_unix = d.f64();
+    p.method = d.str();
+    return p;
+  }
+
   // Decodes one intact record; false if it is a point record whose column schema is unknown.
   template <class OnEntry>
   bool decode(std::uint32_t type, std::string_view payload, OnEntry& on_entry) {
@@ -432,13 +444,7 @@ private:
     }
     case point: { // the first schema's fixed columns, typed on reading
       ++first_schema_points_;
-      point_row p;
-      p.point_id = d.u64();
-      p.repeat = d.u32();
-      p.seed = d.u64();
-      p.run_index = d.u32();
-      p.completed_unix = d.f64();
-      p.method = d.str();
+      point_row p = point_head(d);
       const auto task = d.str();
       const auto nu = d.f64();
       const auto L = d.i64();
@@ -467,13 +473,7 @@ private:
       return true;
     }
     case point_kv: {
-      point_row p;
-      p.point_id = d.u64();
-      p.repeat = d.u32();
-      p.seed = d.u64();
-      p.run_index = d.u32();
-      p.completed_unix = d.f64();
-      p.method = d.str();
+      point_row p = point_head(d);
       const auto n_parameters = d.u32();
       for (std::uint32_t i = 0; i < n_parameters; ++i) {
         auto name = d.str();
