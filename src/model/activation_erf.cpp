@@ -3,7 +3,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "activation_kinds.hpp"
+#include "slr/model/activation.hpp"
 
 namespace slr::model::detail {
 namespace {
@@ -42,6 +42,8 @@ private:
 };
 } // namespace
 
-std::unique_ptr<const activation> make_erf(double offset) { return std::make_unique<erf_activation>(offset); }
+std::unique_ptr<const activation> make_erf(const activation_spec& spec) {
+  return std::make_unique<erf_activation>(spec.erf_offset);
+}
 
 } // namespace slr::model::detail

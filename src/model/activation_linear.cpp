@@ -1,7 +1,7 @@
 // linear: σ_l = 1 + χ_l; J = I, no curvature.
 #include <algorithm>
 
-#include "activation_kinds.hpp"
+#include "slr/model/activation.hpp"
 
 namespace slr::model::detail {
 namespace {
@@ -27,6 +27,6 @@ public:
 };
 } // namespace
 
-std::unique_ptr<const activation> make_linear() { return std::make_unique<linear_activation>(); }
+std::unique_ptr<const activation> make_linear(const activation_spec&) { return std::make_unique<linear_activation>(); }
 
 } // namespace slr::model::detail

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "activation_kinds.hpp"
+#include "slr/model/activation.hpp"
 
 namespace slr::model::detail {
 namespace {
@@ -47,6 +47,6 @@ public:
 };
 } // namespace
 
-std::unique_ptr<const activation> make_softmax() { return std::make_unique<softmax_activation>(); }
+std::unique_ptr<const activation> make_softmax(const activation_spec&) { return std::make_unique<softmax_activation>(); }
 
 } // namespace slr::model::detail

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "activation_kinds.hpp"
+#include "slr/model/activation.hpp"
 
 namespace slr::model::detail {
 namespace {
@@ -55,6 +55,6 @@ public:
 };
 } // namespace
 
-std::unique_ptr<const activation> make_softplus_kernel() { return std::make_unique<softplus_kernel_activation>(); }
+std::unique_ptr<const activation> make_softplus_kernel(const activation_spec&) { return std::make_unique<softplus_kernel_activation>(); }
 
 } // namespace slr::model::detail

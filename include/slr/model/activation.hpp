@@ -4,9 +4,10 @@
 //   linear           σ_l = 1 + χ_l
 //   erf              σ_l = 1 + erf(c + χ_l)                  (offset c, default 0)
 //   softplus-kernel  σ_l = sp(χ_l) / Σ_m sp(χ_m), sp(t) = log(1 + e^t)
-// Adding an activation: one source file in src/model/ implementing this interface, plus one
-// line in activation_names() (the name every parser, help text and error message uses) and one in
-// make_activation.
+// Adding an activation: one source file src/model/activation_<name>.cpp implementing this interface
+// and defining its factory detail::make_<name>, plus, in this header, its kind, the factory's
+// declaration and its row of activation_names() (the name every parser, help text and error
+// message uses). The build picks up the new source file by its name.
 #include <array>
 #include <memory>
 #include <span>
@@ -16,13 +17,6 @@
 namespace slr::model {
 
 enum class activation_kind { softmax, linear, erf, softplus_kernel };
-
-struct activation_name {
-  activation_kind kind;
-  const char* name;
-};
-/// The one table of activation names, in the order help texts list them.
-[[nodiscard]] const std::array<activation_name, 4>& activation_names() noexcept;
 
 /// What identifies an activation: its kind and, for erf, the offset c.
 struct activation_spec {
@@ -54,6 +48,30 @@ public:
                             std::span<double> sigma, std::span<double> jacobian,
                             std::span<double> hessian) const = 0;
 };
+
+namespace detail {
+// The factories, one per source file src/model/activation_<name>.cpp.
+std::unique_ptr<const activation> make_softmax(const activation_spec& spec);
+std::unique_ptr<const activation> make_linear(const activation_spec& spec);
+std::unique_ptr<const activation> make_erf(const activation_spec& spec);
+std::unique_ptr<const activation> make_softplus_kernel(const activation_spec& spec);
+} // namespace detail
+
+struct activation_name {
+  activation_kind kind;
+  const char* name;
+  std::unique_ptr<const activation> (*make)(const activation_spec&);
+};
+/// The one table of activations: kind, name, factory, in the order help texts list them.
+inline constexpr std::array<activation_name, 4> activation_table = {{
+    {activation_kind::softmax, "softmax", &detail::make_softmax},
+    {activation_kind::linear, "linear", &detail::make_linear},
+    {activation_kind::erf, "erf", &detail::make_erf},
+    {activation_kind::softplus_kernel, "softplus-kernel", &detail::make_softplus_kernel},
+}};
+[[nodiscard]] inline const std::array<activation_name, activation_table.size()>& activation_names() noexcept {
+  return activation_table;
+}
 
 /// Throws std::invalid_argument for a non-finite erf offset.
 [[nodiscard]] std::unique_ptr<const activation> make_activation(const activation_spec& spec);
