@@ -15,11 +15,6 @@
 
 namespace slr::job {
 
-const std::vector<std::string>* grid_axes::find(std::string_view name) const {
-  const auto it = values.find(std::string(name));
-  return it == values.end() ? nullptr : &it->second;
-}
-
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
@@ -444,7 +439,6 @@ private:
     }
     const std::string label = entry + " (" + result.name + ")";
     grid_table own;
-    std::map<std::string, const toml::node*> direct;
     for (auto&& [key, node] : table) {
       const std::string k(key.str());
       const std::string field = entry + "." + k;

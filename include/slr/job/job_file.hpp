@@ -39,8 +39,6 @@ struct grid_axes {
   std::map<std::string, std::vector<std::string>> values; ///< parameter → canonical values (≥ 1)
   std::vector<std::vector<std::string>> zip;              ///< groups of parameters iterated together (equal lengths)
   std::uint32_t repeats = 1;                              ///< independent seeds per point, ≥ 1
-  /// The values of a parameter, or nullptr if the job leaves it at its default.
-  [[nodiscard]] const std::vector<std::string>* find(std::string_view name) const;
 };
 
 enum class continuation_kind { none, alpha };
