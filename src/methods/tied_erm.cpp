@@ -103,11 +103,17 @@ method_descriptor describe_tied_erm() {
     record.extra_json = extra.dump();
     return record;
   };
-  // About 300 loss-and-gradient evaluations, each ~4 n T d^2 flops, at ~2e10 flop/s on one core.
+  // Fitted on this project's 2-core machine to the ERM points of jobs/tied_finite_size.toml and the
+  // small tied jobs (d = 30 ... 120, alpha = 0.05 ... 4): the training's data passes (n T d^2 per
+  // evaluation, 65-700 evaluations with the convex start) and, for the PSD programs, the d^3
+  // eigendecompositions of the proximal steps. Factorised points measured 0.7-2.6x this; direct
+  // training (no eigendecompositions, 20-70 evaluations) about a third of the data term.
   m.cost_seconds = [](const grid::point& p) {
     const double d = option_number(p, "d");
     const double n = std::max(1.0, std::round(option_number(p, "alpha") * d * d));
-    return 300.0 * 4.0 * n * option_number(p, "T") * d * d / 2e10;
+    const bool direct = option_text(p, "parametrisation") == "direct";
+    const double data = (direct ? 2.5e-9 : 8.2e-9) * n * option_number(p, "T") * d * d;
+    return 1e-3 + data + (direct ? 0.0 : 1.5e-6 * d * d * d);
   };
   m.memory_bytes = [](const grid::point& p) {
     return static_cast<std::size_t>(tied_erm::memory_estimate_bytes(tied_problem(p), erm_settings_of(p)));
