@@ -165,9 +165,14 @@ method_descriptor describe_fixed_point() {
   };
   m.cost_seconds = [](const grid::point& p) {
     // ~2 µs per sample with both prox starts at L = 3 (~1.2 µs with adaptive starts), cubic in L;
-    // ~40 iterations per repeat with plain damping, ~15 with Anderson mixing.
+    // ~40 iterations per repeat with plain damping, ~15 with Anderson mixing at r_k >= 1. A weak
+    // penalty on k needs more: measured over jobs/fig3_theory.toml (S = 8000, 3 repeats, Anderson;
+    // r_v matters far less), the wall time per point is 0.43-0.61 s at r_k = 10 and 1, 1.9 s at 0.1,
+    // 4.1 s at 0.01 and 4.8 s at 0.001: a factor about 1 + 3 log10(1/r_k) below 1.
     const double L = p.problem.lengths.mean();
-    const double iterations = option_text(p, "acceleration") == "none" ? 40.0 : 15.0;
+    const double r = p.r_k;
+    const double weak = r > 0 && r < 1 ? 1.0 + 3.0 * std::log10(1.0 / r) : (r > 0 ? 1.0 : 10.0);
+    const double iterations = (option_text(p, "acceleration") == "none" ? 40.0 : 15.0) * weak;
     const double per_sample = option_text(p, "prox-starts") == "both" ? 2e-6 : 1.2e-6;
     return iterations * option_number(p, "repeats") * option_number(p, "samples") * per_sample * std::pow(L / 3.0, 3) +
            option_number(p, "repeats") * option_number(p, "test-samples") * 1e-7 * L;
