@@ -49,12 +49,6 @@ std::string parameter_list(const std::vector<const grid::parameter_spec*>& specs
   return list;
 }
 
-bool is_parameter_of(const methods::model_descriptor& model, const std::string& name) {
-  for (const auto& spec : model.parameters)
-    if (spec.name == name) return true;
-  return false;
-}
-
 std::string all_parameter_names() {
   std::vector<const grid::parameter_spec*> specs;
   std::set<std::string> seen;
@@ -153,7 +147,7 @@ public:
     // a parameter of an entry's model collapses for the methods that do not use it.
     const auto of_a_model = [&](const std::string& parameter) {
       for (const auto& model : models)
-        if (is_parameter_of(methods::find_model(model), parameter)) return true;
+        if (methods::find_model(model).find(parameter) != nullptr) return true;
       return false;
     };
     for (const auto& [parameter, node] : top.where)

@@ -84,19 +84,12 @@ model_descriptor describe_tied_model() {
   return m;
 }
 
-const grid::parameter_spec* parameter_of(const model_descriptor& model, std::string_view name) {
-  for (const auto& spec : model.parameters)
-    if (spec.name == name) return &spec;
-  return nullptr;
-}
-
 const grid::parameter_spec& model_parameter(std::string_view name) {
-  for (const auto& spec : slr_model().parameters)
-    if (spec.name == name) return spec;
+  if (const auto* spec = slr_model().find(name)) return *spec;
   throw std::logic_error("no model parameter '" + std::string(name) + "'");
 }
 
-bool is_model_parameter(std::string_view name) { return parameter_of(slr_model(), name) != nullptr; }
+bool is_model_parameter(std::string_view name) { return slr_model().find(name) != nullptr; }
 
 const grid::parameter_spec* find_option(const method_descriptor& method, std::string_view name) {
   for (const auto& spec : method.options)
@@ -105,6 +98,12 @@ const grid::parameter_spec* find_option(const method_descriptor& method, std::st
 }
 
 } // namespace
+
+const grid::parameter_spec* model_descriptor::find(std::string_view parameter) const noexcept {
+  for (const auto& spec : parameters)
+    if (spec.name == parameter) return &spec;
+  return nullptr;
+}
 
 const model_descriptor& slr_model() {
   static const model_descriptor model = describe_slr_model();
@@ -156,7 +155,7 @@ void register_method(method_descriptor method) {
     if (m.model == method.model && m.name == method.name)
       throw std::invalid_argument("method '" + method.name + "' is already registered");
   for (const auto& spec : method.options)
-    if (parameter_of(model, spec.name) != nullptr)
+    if (model.find(spec.name) != nullptr)
       throw std::invalid_argument("option '" + spec.name + "' of method " + method.name +
                                   " has the name of a model parameter");
   registry().push_back(std::move(method));
@@ -165,7 +164,7 @@ void register_method(method_descriptor method) {
 bool uses_model_parameter(const method_descriptor& method, std::string_view name) {
   for (const auto& unused : method.unused_model_parameters)
     if (unused == name) return false;
-  if (method.model != "slr") return parameter_of(model_of(method), name) != nullptr;
+  if (method.model != "slr") return model_of(method).find(name) != nullptr;
   if (name == "alpha") return method.finite_alpha;
   if (name == "r_k" || name == "r_v") return method.finite_alpha && method.uses_regularisation;
   return is_model_parameter(name);
@@ -181,7 +180,7 @@ std::vector<const grid::parameter_spec*> method_parameters(const method_descript
 
 const grid::parameter_spec* find_parameter(std::string_view name) {
   for (const auto& model : all_models())
-    if (const auto* spec = parameter_of(model, name)) return spec;
+    if (const auto* spec = model.find(name)) return spec;
   for (const auto& m : all_methods())
     if (const auto* spec = find_option(m, name)) return spec;
   return nullptr;
@@ -198,27 +197,16 @@ std::string canonical_option(const option_spec& spec, std::string_view value) {
 grid::point make_point(const method_descriptor& method, const std::map<std::string, std::string>& values) {
   const auto& model = model_of(method);
   for (const auto& [name, value] : values)
-    if (!(parameter_of(model, name) != nullptr && uses_model_parameter(method, name)) &&
+    if (!(model.find(name) != nullptr && uses_model_parameter(method, name)) &&
         find_option(method, name) == nullptr)
       throw std::invalid_argument("parameter '" + name + "' is not used by method " + method.name);
   if (method.model != "slr") {
-    // Every parameter of another model is canonical text in options, the model's beside the method's.
+    // Every parameter of another model is canonical text in options, the model's beside the
+    // method's; complete_point fills the defaults and canonicalises them all.
     grid::point p;
     p.model = method.model;
     p.method = method.name;
-    for (const auto& spec : model.parameters) {
-      if (!uses_model_parameter(method, spec.name)) continue;
-      const auto it = values.find(spec.name);
-      if (it == values.end() && spec.default_value.empty())
-        throw std::invalid_argument("parameter '" + spec.name + "' is required by method " + method.name);
-      try {
-        p.options[spec.name] = grid::canonical_value(spec, it == values.end() ? spec.default_value : it->second);
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument("parameter '" + spec.name + "': " + e.what());
-      }
-    }
-    for (const auto& [name, value] : values)
-      if (find_option(method, name) != nullptr) p.options[name] = value;
+    p.options = values;
     complete_point(p);
     return p;
   }
@@ -314,7 +302,7 @@ void complete_point(grid::point& point) {
     const auto& model = model_of(method);
     for (const auto& [key, value] : point.options)
       if (find_option(method, key) == nullptr &&
-          !(parameter_of(model, key) != nullptr && uses_model_parameter(method, key)))
+          !(model.find(key) != nullptr && uses_model_parameter(method, key)))
         throw std::invalid_argument("parameter '" + key + "' is not used by method " + method.name);
     for (const auto& spec : model.parameters) {
       if (!uses_model_parameter(method, spec.name)) continue;

@@ -29,6 +29,8 @@ struct model_descriptor {
   std::string name;
   std::string summary;
   std::vector<grid::parameter_spec> parameters;
+  /// The declaration of one of its parameters, or nullptr.
+  [[nodiscard]] const grid::parameter_spec* find(std::string_view parameter) const noexcept;
 };
 
 /// The model of single-location regression: task, nu, L, delta, activation, erf_offset (erf only),
