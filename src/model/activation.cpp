@@ -1,6 +1,8 @@
 #include "slr/model/activation.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <stdexcept>
 
 namespace slr::model {
@@ -18,6 +20,32 @@ std::string activation_spec::kind_name() const {
   for (const auto& entry : activation_names())
     if (entry.kind == kind) return entry.name;
   return "unknown";
+}
+
+void activation::linearise(std::span<const double> chi, std::span<double> sigma, std::span<double> work) const {
+  evaluate(chi, sigma);
+  std::copy(chi.begin(), chi.end(), work.begin());
+}
+
+void activation::jacobian_transpose(std::span<const double> sigma, std::span<const double> work,
+                                    std::span<const double> u, std::span<double> out) const {
+  std::vector<double> again(sigma.size());
+  vector_jacobian(work, u, again, out);
+}
+
+void activation::vector_jacobian_by_linearisation(std::span<const double> chi, std::span<const double> u,
+                                                  std::span<double> sigma, std::span<double> out) const {
+  // Sequences are short (L is a few tokens); a heap buffer only for long ones.
+  constexpr std::size_t on_stack = 64;
+  double buffer[on_stack];
+  std::vector<double> heap;
+  double* work = buffer;
+  if (chi.size() > on_stack) {
+    heap.resize(chi.size());
+    work = heap.data();
+  }
+  linearise(chi, sigma, {work, chi.size()});
+  jacobian_transpose(sigma, {work, chi.size()}, u, out);
 }
 
 std::unique_ptr<const activation> make_activation(const activation_spec& spec) {

@@ -16,11 +16,19 @@ public:
   }
   void vector_jacobian(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
                        std::span<double> out) const override {
+    vector_jacobian_by_linearisation(chi, u, sigma, out);
+  }
+  // work_l = e^{−(c+χ_l)²}, so that Jᵀu = u_l (2/√π) work_l.
+  void linearise(std::span<const double> chi, std::span<double> sigma, std::span<double> work) const override {
     for (std::size_t l = 0; l < chi.size(); ++l) {
       const double t = offset_ + chi[l];
       sigma[l] = 1.0 + std::erf(t);
-      out[l] = u[l] * slope * std::exp(-t * t);
+      work[l] = std::exp(-t * t);
     }
+  }
+  void jacobian_transpose(std::span<const double> sigma, std::span<const double> work, std::span<const double> u,
+                          std::span<double> out) const override {
+    for (std::size_t l = 0; l < sigma.size(); ++l) out[l] = u[l] * slope * work[l];
   }
   void second_order(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
                     std::span<double> jacobian, std::span<double> hessian) const override {

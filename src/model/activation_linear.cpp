@@ -13,7 +13,13 @@ public:
   }
   void vector_jacobian(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
                        std::span<double> out) const override {
+    vector_jacobian_by_linearisation(chi, u, sigma, out);
+  }
+  void linearise(std::span<const double> chi, std::span<double> sigma, std::span<double>) const override {
     evaluate(chi, sigma);
+  }
+  void jacobian_transpose(std::span<const double>, std::span<const double>, std::span<const double> u,
+                          std::span<double> out) const override {
     std::copy(u.begin(), u.end(), out.begin());
   }
   void second_order(std::span<const double> chi, std::span<const double>, std::span<double> sigma,

@@ -29,9 +29,16 @@ public:
   void evaluate(std::span<const double> chi, std::span<double> sigma) const override { softmax(chi, sigma); }
   void vector_jacobian(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
                        std::span<double> out) const override {
+    vector_jacobian_by_linearisation(chi, u, sigma, out);
+  }
+  // J depends on σ alone: nothing to keep in `work`.
+  void linearise(std::span<const double> chi, std::span<double> sigma, std::span<double>) const override {
     softmax(chi, sigma);
+  }
+  void jacobian_transpose(std::span<const double> sigma, std::span<const double>, std::span<const double> u,
+                          std::span<double> out) const override {
     const double mean = dot(sigma, u);
-    for (std::size_t m = 0; m < chi.size(); ++m) out[m] = sigma[m] * (u[m] - mean);
+    for (std::size_t m = 0; m < sigma.size(); ++m) out[m] = sigma[m] * (u[m] - mean);
   }
   void second_order(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
                     std::span<double> jacobian, std::span<double> hessian) const override {

@@ -25,13 +25,22 @@ public:
   }
   void vector_jacobian(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
                        std::span<double> out) const override {
-    evaluate(chi, sigma);
-    double total = 0, mean = 0;
+    vector_jacobian_by_linearisation(chi, u, sigma, out);
+  }
+  // work_m = t_m/S, so that (Jᵀu)_m = work_m (u_m − σ·u).
+  void linearise(std::span<const double> chi, std::span<double> sigma, std::span<double> work) const override {
+    double total = 0;
+    for (std::size_t l = 0; l < chi.size(); ++l) total += (sigma[l] = softplus(chi[l]));
     for (std::size_t l = 0; l < chi.size(); ++l) {
-      total += softplus(chi[l]);
-      mean += sigma[l] * u[l];
+      sigma[l] /= total;
+      work[l] = logistic(chi[l]) / total;
     }
-    for (std::size_t m = 0; m < chi.size(); ++m) out[m] = logistic(chi[m]) / total * (u[m] - mean);
+  }
+  void jacobian_transpose(std::span<const double> sigma, std::span<const double> work, std::span<const double> u,
+                          std::span<double> out) const override {
+    double mean = 0;
+    for (std::size_t l = 0; l < sigma.size(); ++l) mean += sigma[l] * u[l];
+    for (std::size_t m = 0; m < sigma.size(); ++m) out[m] = work[m] * (u[m] - mean);
   }
   void second_order(std::span<const double> chi, std::span<const double> u, std::span<double> sigma,
                     std::span<double> jacobian, std::span<double> hessian) const override {

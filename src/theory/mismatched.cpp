@@ -57,7 +57,7 @@ accumulator evaluate(const sample& smp, const model::activation& sigma, const st
   return model::chunked_reduce(f.size(), chunk_size, threads, accumulator{},
                                [&](std::size_t begin, std::size_t end, accumulator& acc) {
     std::vector<double> chi(f.max_length), zbar(f.max_length), sig(f.max_length), u(f.max_length),
-        jtu(f.max_length);
+        jtu(f.max_length), work(f.max_length);
     for (std::size_t s = begin; s < end; ++s) {
       const std::size_t L = f.length[s];
       const auto cs = f.chi(s), zs = f.z(s), p = f.p(s);
@@ -71,12 +71,12 @@ accumulator evaluate(const sample& smp, const model::activation& sigma, const st
       }
       double f_bar = 0, sig_sq = 0;
       if (with_gradient) {
-        // First σ alone (for g), then Jᵀu with u = g z̄ + 2c²σ.
-        sigma.evaluate({chi.data(), L}, {sig.data(), L});
+        // First σ (for g), then Jᵀu with u = g z̄ + 2c²σ from the same linearisation.
+        sigma.linearise({chi.data(), L}, {sig.data(), L}, {work.data(), L});
         for (std::size_t l = 0; l < L; ++l) f_bar += sig[l] * zbar[l], sig_sq += sig[l] * sig[l];
         const double g = 2 * (f_bar - y_bar);
         for (std::size_t l = 0; l < L; ++l) u[l] = g * zbar[l] + 2 * c * c * sig[l];
-        sigma.vector_jacobian({chi.data(), L}, {u.data(), L}, {sig.data(), L}, {jtu.data(), L});
+        sigma.jacobian_transpose({sig.data(), L}, {work.data(), L}, {u.data(), L}, {jtu.data(), L});
         const double w = f.weight[s];
         for (std::size_t l = 0; l < L; ++l) {
           const double G = jtu[l], H = g * sig[l];

@@ -62,7 +62,7 @@ struct manifold_objective {
     const std::size_t Lmax = fields.max_length;
     return model::chunked_reduce(fields.size(), chunk_size, threads, sums{},
                                  [&](std::size_t begin, std::size_t end, sums& acc) {
-      std::vector<double> chi(Lmax), sig(Lmax), sig2(Lmax), jp(Lmax), js(Lmax);
+      std::vector<double> chi(Lmax), sig(Lmax), work(Lmax), jp(Lmax), js(Lmax);
       for (std::size_t i = begin; i < end; ++i) {
         const std::size_t L = fields.length[i];
         const auto cs = fields.chi(i);
@@ -70,8 +70,10 @@ struct manifold_objective {
         const double* w = noise.data() + i * Lmax;
         for (std::size_t l = 0; l < L; ++l) chi[l] = m * cs[l] + s * w[l];
         const std::span<const double> x(chi.data(), L);
-        sigma.vector_jacobian(x, p, {sig.data(), L}, {jp.data(), L});
-        sigma.vector_jacobian(x, {sig.data(), L}, {sig2.data(), L}, {js.data(), L});
+        // σ once per sample, then Jᵀp and Jᵀσ from the same linearisation.
+        sigma.linearise(x, {sig.data(), L}, {work.data(), L});
+        sigma.jacobian_transpose({sig.data(), L}, {work.data(), L}, p, {jp.data(), L});
+        sigma.jacobian_transpose({sig.data(), L}, {work.data(), L}, {sig.data(), L}, {js.data(), L});
         double a = 0, b = 0, am = 0, as = 0, bm = 0, bs = 0;
         for (std::size_t l = 0; l < L; ++l) {
           a += p[l] * sig[l];

@@ -46,6 +46,41 @@ TEST_P(ActivationDerivatives, MatchFiniteDifferences) {
     for (std::size_t n = 0; n < L; ++n) EXPECT_NEAR(H[m * L + n], H[n * L + m], 1e-14);
 }
 
+// linearise + jacobian_transpose is vector_jacobian split in two: the same bits, for two vectors u
+// at one linearisation, and σ equal to evaluate's.
+TEST_P(ActivationDerivatives, LinearisationGivesVectorJacobianBitForBit) {
+  const auto sigma = slr::model::make_activation(GetParam());
+  const std::vector<double> chi = {0.3, -1.1, 0.7, 2.0, -4.5};
+  const std::vector<double> u1 = {0.5, -0.2, 1.3, -0.8, 0.1}, u2 = {-1.7, 0.4, 0.0, 2.2, -0.6};
+  const std::size_t L = chi.size();
+  std::vector<double> s(L), work(L), out1(L), out2(L), s_ref(L), ref1(L), ref2(L), s_eval(L);
+  sigma->linearise(chi, s, work);
+  sigma->jacobian_transpose(s, work, u1, out1);
+  sigma->jacobian_transpose(s, work, u2, out2);
+  sigma->vector_jacobian(chi, u1, s_ref, ref1);
+  sigma->evaluate(chi, s_eval);
+  for (std::size_t l = 0; l < L; ++l) {
+    EXPECT_EQ(s[l], s_ref[l]);
+    EXPECT_EQ(s[l], s_eval[l]);
+    EXPECT_EQ(out1[l], ref1[l]);
+  }
+  sigma->vector_jacobian(chi, u2, s_ref, ref2);
+  for (std::size_t l = 0; l < L; ++l) EXPECT_EQ(out2[l], ref2[l]);
+  // Against central differences too, so that the split is right and not only self-consistent.
+  const double h = 1e-6;
+  for (std::size_t m = 0; m < L; ++m) {
+    auto plus = chi, minus = chi;
+    plus[m] += h;
+    minus[m] -= h;
+    std::vector<double> sp(L), sm(L);
+    sigma->evaluate(plus, sp);
+    sigma->evaluate(minus, sm);
+    double fd = 0;
+    for (std::size_t l = 0; l < L; ++l) fd += u2[l] * (sp[l] - sm[l]) / (2 * h);
+    EXPECT_NEAR(out2[m], fd, 1e-7);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, ActivationDerivatives,
                          ::testing::Values(activation_spec{activation_kind::softmax, 0.0},
                                            activation_spec{activation_kind::linear, 0.0},

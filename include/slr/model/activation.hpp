@@ -43,10 +43,25 @@ public:
   virtual void vector_jacobian(std::span<const double> chi, std::span<const double> u,
                                std::span<double> sigma, std::span<double> out) const = 0;
 
+  /// sigma = σ(χ) and, in `work` (length L), what jacobian_transpose needs to form Jᵀu at this χ
+  /// for any u without evaluating σ or a transcendental function again. The defaults keep χ in
+  /// `work` and call vector_jacobian; the four activations override both.
+  virtual void linearise(std::span<const double> chi, std::span<double> sigma, std::span<double> work) const;
+
+  /// out = Jᵀu at the χ of an earlier linearise(chi, sigma, work) (sigma and work from that call).
+  /// linearise + jacobian_transpose gives bit for bit what vector_jacobian gives.
+  virtual void jacobian_transpose(std::span<const double> sigma, std::span<const double> work,
+                                  std::span<const double> u, std::span<double> out) const;
+
   /// sigma = σ(χ), jacobian = J (J_lm = ∂σ_l/∂χ_m) and hessian_m n = Σ_l u_l ∂²σ_l/∂χ_m∂χ_n.
   virtual void second_order(std::span<const double> chi, std::span<const double> u,
                             std::span<double> sigma, std::span<double> jacobian,
                             std::span<double> hessian) const = 0;
+
+protected:
+  /// vector_jacobian as linearise then jacobian_transpose (for implementations that override both).
+  void vector_jacobian_by_linearisation(std::span<const double> chi, std::span<const double> u,
+                                        std::span<double> sigma, std::span<double> out) const;
 };
 
 namespace detail {
