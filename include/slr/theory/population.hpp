@@ -41,15 +41,21 @@ struct population_minimum {
   mc_estimate risk;                ///< minimal risk, with the MC error of the risk at the minimiser
   model::order_parameters argmin;  ///< on 𝓜, R_vv = 0
   bool unbounded = false;          ///< the optimum ran to the cap on |m_kk| or √R_kk (|k| → ∞)
-  int evaluations = 0;             ///< objective evaluations (all starts)
+  int evaluations = 0;             ///< objective evaluations (all starts), in full-sample units
 };
 
 struct minimisation_settings {
   double cap = 1e4; ///< bound on |m_kk| and √R_kk; reaching it flags `unbounded`
+  /// Samples of the subsample on which the starts descend when S ≥ 2× this (then only the
+  /// subsample's minimisers are polished on the full sample); below, every start descends on S.
+  std::size_t screening_samples = 20'000;
+  /// Distinct subsample minima within this of the best (risk units) are all polished.
+  double screening_margin = 0.01;
 };
 
 /// min over 𝓜 of 𝓔: closed-form v-part (m_vv = A/B, R_vv = 0, 𝓔 = Δ² + 1 − A²/B), then L-BFGS-B
-/// with analytic gradients over (m_kk, √R_kk) from several starts, plus the cap itself.
+/// with analytic gradients over (m_kk, √R_kk) from several starts (screened on a subsample when
+/// S is large, see minimisation_settings), plus the cap itself.
 [[nodiscard]] population_minimum minimise_population_risk(const model::problem& problem, const mc_settings& mc,
                                                           const minimisation_settings& settings = {});
 
