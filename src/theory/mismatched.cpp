@@ -50,15 +50,19 @@ struct accumulator {
 // c-part of z, independent Gaussian, integrated exactly):
 //   e = Σ_j p_j z*_j² − 2 ȳ f̄ + f̄² + c² Σ_l σ_l²,  ȳ = Σ_j p_j z*_j,  f̄ = Σ_l σ_l z̄_l,
 // and its gradient (g = 2(f̄ − ȳ); ∂e/∂z̄_l = g σ_l; ∂e/∂χ = Jᵀ(g z̄ + 2c²σ); ∂e/∂c = 2c Σσ²).
+// With stride > 1, over every stride-th sample only (the samples are laid out stratum after
+// stratum, so the strata keep their proportions), the weights multiplied by weight_scale.
 accumulator evaluate(const sample& smp, const model::activation& sigma, const std::array<double, 7>& t,
-                     unsigned threads, bool with_gradient) {
+                     unsigned threads, bool with_gradient, std::size_t stride = 1, double weight_scale = 1.0) {
   const auto& f = smp.fields;
   const double m_kk = t[0], m_vk = t[1], m_kv = t[2], m_vv = t[3], a = t[4], b = t[5], c = t[6];
-  return model::chunked_reduce(f.size(), chunk_size, threads, accumulator{},
+  const std::size_t used = (f.size() + stride - 1) / stride;
+  return model::chunked_reduce(used, chunk_size, threads, accumulator{},
                                [&](std::size_t begin, std::size_t end, accumulator& acc) {
     std::vector<double> chi(f.max_length), zbar(f.max_length), sig(f.max_length), u(f.max_length),
         jtu(f.max_length), work(f.max_length);
-    for (std::size_t s = begin; s < end; ++s) {
+    for (std::size_t s = begin * stride; s < end * stride; s += stride) {
+      const double w = stride == 1 ? f.weight[s] : f.weight[s] * weight_scale;
       const std::size_t L = f.length[s];
       const auto cs = f.chi(s), zs = f.z(s), p = f.p(s);
       const double* xi = smp.xi.data() + s * f.max_length;
@@ -77,7 +81,6 @@ accumulator evaluate(const sample& smp, const model::activation& sigma, const st
         const double g = 2 * (f_bar - y_bar);
         for (std::size_t l = 0; l < L; ++l) u[l] = g * zbar[l] + 2 * c * c * sig[l];
         sigma.jacobian_transpose({sig.data(), L}, {work.data(), L}, {u.data(), L}, {jtu.data(), L});
-        const double w = f.weight[s];
         for (std::size_t l = 0; l < L; ++l) {
           const double G = jtu[l], H = g * sig[l];
           acc.gradient[0] += w * G * cs[l];
@@ -92,7 +95,7 @@ accumulator evaluate(const sample& smp, const model::activation& sigma, const st
         sigma.evaluate({chi.data(), L}, {sig.data(), L});
         for (std::size_t l = 0; l < L; ++l) f_bar += sig[l] * zbar[l], sig_sq += sig[l] * sig[l];
       }
-      acc.value += f.weight[s] * (second - 2 * y_bar * f_bar + f_bar * f_bar + c * c * sig_sq);
+      acc.value += w * (second - 2 * y_bar * f_bar + f_bar * f_bar + c * c * sig_sq);
     }
   });
 }
@@ -166,9 +169,14 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   const auto smp = draw(problem, mc);
   mismatched_minimum out;
   const double delta2 = problem.delta * problem.delta;
+  // The objective of the whole sample (stride 1) or of every stride-th sample (the screening
+  // phase below), its weights renormalised to sum to 1.
+  std::size_t stride = 1;
+  double weight_scale = 1.0;
+  int screening_evaluations = 0;
   auto value_and_gradient = [&](const std::array<double, 7>& t, std::array<double, 7>& g) {
-    ++out.evaluations;
-    const auto acc = evaluate(smp, *sigma, t, mc.threads, true);
+    ++(stride == 1 ? out.evaluations : screening_evaluations);
+    const auto acc = evaluate(smp, *sigma, t, mc.threads, true, stride, weight_scale);
     g = acc.gradient;
     return delta2 + acc.value;
   };
@@ -258,15 +266,45 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   // swapped start; the capped one rescues it where its first line search lands on a saturated
   // plateau (then the plain end point is the higher one). The capped walk alone can slide off to
   // |k| → ∞ where the plain descent reaches the matched minimum (linear attention, max-SLR).
-  std::array<double, 7> t = descend(false);
+  //
+  // With S ≥ 2·screening_samples both descents first run on every stride-th sample (stride =
+  // S/screening_samples), where their hundreds to thousands of steps cost 1/stride each, and each end
+  // point is then polished on the whole sample (L-BFGS-B with restarts, as above); the lower
+  // polished point is kept. The path from the swapped start is decided by the objective's basins,
+  // which a subsample of screening_samples resolves; the end point and its risk are those of the
+  // whole sample.
+  const std::size_t screen_stride = smp.fields.size() / std::max<std::size_t>(1, settings.screening_samples);
+  std::array<double, 7> plain{}, capped{};
+  if (screen_stride >= 2) {
+    stride = screen_stride;
+    double total = 0;
+    for (std::size_t i = 0; i < smp.fields.size(); i += stride) total += smp.fields.weight[i];
+    weight_scale = 1.0 / total;
+    plain = descend(false);
+    capped = descend(true);
+    stride = 1;
+    weight_scale = 1.0;
+    std::array<double, 7> g0{};
+    const double v0 = value_and_gradient(plain, g0);
+    plain = lbfgs(plain, v0, g0);
+    std::array<double, 7> g1{};
+    const double v1 = value_and_gradient(capped, g1);
+    capped = lbfgs(capped, v1, g1);
+  } else {
+    plain = descend(false);
+    capped = descend(true);
+  }
+  std::array<double, 7> t = plain;
   std::array<double, 7> g{};
   double value = value_and_gradient(t, g);
   {
-    const auto other = descend(true);
     std::array<double, 7> other_g{};
-    const double other_value = value_and_gradient(other, other_g);
-    if (other_value < value) t = other, g = other_g, value = other_value;
+    const double other_value = value_and_gradient(capped, other_g);
+    if (other_value < value) t = capped, g = other_g, value = other_value;
   }
+  // In units of whole-sample evaluations (a subsample evaluation costs 1/stride of one).
+  if (screen_stride >= 2)
+    out.evaluations += (screening_evaluations + static_cast<int>(screen_stride) - 1) / static_cast<int>(screen_stride);
 
   out.theta = t;
   out.argmin = order_parameters_of(t);

@@ -29,6 +29,9 @@ struct mismatched_settings {
   int lbfgs_iterations = 500;     ///< per L-BFGS-B run
   int lbfgs_restarts = 20;        ///< restarts from the best point after a failed line search
   double gradient_tolerance = 1e-8; ///< projected |∇𝓔| at which a descent stops
+  /// With S ≥ 2× this, both descents run on every (S / this)-th sample and their end points are
+  /// then polished on the whole sample; below, they run on the whole sample.
+  std::size_t screening_samples = 20'000;
 };
 
 struct mismatched_minimum {
@@ -38,7 +41,7 @@ struct mismatched_minimum {
   std::array<double, 7> theta{};      ///< the end point in the descent's coordinates
   mismatched_outcome outcome = mismatched_outcome::distinct;
   double gradient_norm = 0;           ///< |∇𝓔| at the end point
-  int evaluations = 0;
+  int evaluations = 0;                ///< of 𝓔 and its gradient, in whole-sample units
   population_minimum matched;         ///< E_σ on the same sample
   population_minimum matched_in_box;  ///< the matched minimum with |m_kk|, √R_kk ≤ box (= matched unless that lies
                                       ///< beyond the box): the reference point of `collapsed`
