@@ -1,8 +1,10 @@
-// One RS fixed-point solve at the reference setting (S = 8000, L = 3, softmax,
+// One RS fixed-point solve at a reference setting (S = 8000, L = 3, softmax,
 // spiked ν = 1, α = 4, r = 1, one thread, one repeat, no test-risk evaluation) and the
 // throughput of the proximal solver (prox problems per second of channel time), once with
 // plain damping (η = 0.3) and once with Anderson mixing (the default).
 #include <benchmark/benchmark.h>
+
+#include "cpu_info.hpp"
 
 #include "slr/theory/fixed_point.hpp"
 
@@ -54,4 +56,4 @@ BENCHMARK_CAPTURE(BM_FixedPointSolve, anderson_adaptive, theory::fixed_point_acc
     ->Iterations(3);
 } // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return slr::bench::run_benchmarks_with_cpu_context(argc, argv); }
