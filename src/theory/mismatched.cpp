@@ -270,11 +270,16 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   // With S ≥ 2·screening_samples both descents first run on every stride-th sample (stride =
   // S/screening_samples), where their hundreds to thousands of steps cost 1/stride each, and each end
   // point is then polished on the whole sample (L-BFGS-B with restarts, as above); the lower
-  // polished point is kept. The path from the swapped start is decided by the objective's basins,
-  // which a subsample of screening_samples resolves; the end point and its risk are those of the
-  // whole sample.
+  // polished point is kept. An interior minimum is a point of the whole sample's objective that
+  // the polish converges to. A descent that heads for the box (|θ_i| > box/2: |k| → ∞, or a matched
+  // minimum beyond the box) ends where its walk along a flat direction stops, which depends on the
+  // path, so then both descents run again on the whole sample, as without screening.
   const std::size_t screen_stride = smp.fields.size() / std::max<std::size_t>(1, settings.screening_samples);
+  const auto far_out = [&](const std::array<double, 7>& x) {
+    return std::any_of(x.begin(), x.end(), [&](double v) { return std::abs(v) > 0.5 * settings.box; });
+  };
   std::array<double, 7> plain{}, capped{};
+  bool screened = false;
   if (screen_stride >= 2) {
     stride = screen_stride;
     double total = 0;
@@ -284,13 +289,17 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     capped = descend(true);
     stride = 1;
     weight_scale = 1.0;
-    std::array<double, 7> g0{};
-    const double v0 = value_and_gradient(plain, g0);
-    plain = lbfgs(plain, v0, g0);
-    std::array<double, 7> g1{};
-    const double v1 = value_and_gradient(capped, g1);
-    capped = lbfgs(capped, v1, g1);
-  } else {
+    if (!far_out(plain) && !far_out(capped)) {
+      std::array<double, 7> g0{};
+      const double v0 = value_and_gradient(plain, g0);
+      plain = lbfgs(plain, v0, g0);
+      std::array<double, 7> g1{};
+      const double v1 = value_and_gradient(capped, g1);
+      capped = lbfgs(capped, v1, g1);
+      screened = !far_out(plain) && !far_out(capped);
+    }
+  }
+  if (!screened) {
     plain = descend(false);
     capped = descend(true);
   }

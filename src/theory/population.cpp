@@ -271,6 +271,13 @@ population_minimum minimise_population_risk(const model::problem& problem, const
     }
     objective.best_value = best_value;
     objective.best_x = best_x;
+    // A subsample's end point can lie where the whole sample's objective is not finite (the
+    // softplus kernel at |k| ~ 10²–10³, where every sp(χ_l) of some sample underflows to 0): then
+    // every start descends on the whole sample, which steers clear of such points.
+    if (!std::isfinite(best_value)) {
+      objective.use_stride(1);
+      for (double m0 : starts) descend(Eigen::Vector2d(m0, 0.05));
+    }
   }
   // The optimum may lie at |k| → ∞ (max-SLR ν = ∞): compare with the cap itself.
   for (double m_cap : {settings.cap, -settings.cap}) {

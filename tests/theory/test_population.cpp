@@ -165,17 +165,23 @@ TEST(PopulationMinimum, ScreenedStartsReachTheUnscreenedMinimum) {
     double nu;
     const char* lengths;
     model::activation_kind activation;
+    std::size_t samples = 80'000;
+    std::uint64_t seed = 11;
   };
+  const double inf = std::numeric_limits<double>::infinity();
   for (const auto& k : {c{model::task_kind::spiked, 1.0, "3", model::activation_kind::softmax},
                         c{model::task_kind::spiked, 3.0, "2:0.5,5:0.5", model::activation_kind::erf},
                         c{model::task_kind::max, 2.0, "3", model::activation_kind::softplus_kernel},
-                        c{model::task_kind::spiked, 0.3, "3", model::activation_kind::linear}}) {
+                        c{model::task_kind::spiked, 0.3, "3", model::activation_kind::linear},
+                        // The subsample's minima (|k| ~ 400) lie where some sample of the whole one
+                        // has every sp(χ_l) underflow: the whole sample's objective is NaN there.
+                        c{model::task_kind::max, inf, "3", model::activation_kind::softplus_kernel, 100'000, 2024}}) {
     model::problem p;
     p.task = model::task(k.kind, k.nu);
     p.lengths = model::length_law::parse(k.lengths);
     p.activation = {k.activation, 0.0};
     SCOPED_TRACE(p.task.name() + " nu=" + std::to_string(k.nu) + " L=" + k.lengths + " " + p.activation.kind_name());
-    const theory::mc_settings mc{80'000, 11, 2};
+    const theory::mc_settings mc{k.samples, k.seed, 2};
     theory::minimisation_settings every_start;
     every_start.screening_samples = mc.samples; // stride 1: every start descends on the full sample
     theory::minimisation_settings screened;
@@ -185,7 +191,8 @@ TEST(PopulationMinimum, ScreenedStartsReachTheUnscreenedMinimum) {
     EXPECT_NEAR(fast.risk.value, reference.risk.value, 1e-9);
     EXPECT_NEAR(fast.argmin.m_kk, reference.argmin.m_kk, 1e-3 * (1 + std::abs(reference.argmin.m_kk)));
     EXPECT_NEAR(fast.argmin.m_vv, reference.argmin.m_vv, 1e-3 * (1 + std::abs(reference.argmin.m_vv)));
-    EXPECT_LT(fast.evaluations, reference.evaluations);
+    EXPECT_TRUE(std::isfinite(fast.risk.value));
+    if (k.samples == 80'000) EXPECT_LT(fast.evaluations, reference.evaluations);
   }
 }
 
