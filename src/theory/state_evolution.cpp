@@ -84,7 +84,7 @@ struct pass_inputs {
   model::task_kind kind = model::task_kind::spiked;
   bool hard = false;
   std::size_t inner = 0;
-  std::vector<double> nodes, weights;
+  std::vector<double> nodes, weights, log_weights; // log_weights[j] = log weights[j], once per solve
   std::uint64_t seed = 0;
 };
 
@@ -209,7 +209,7 @@ double sample_channel(const pass_inputs& in, std::size_t L, double y, scratch& w
         if (m != e) log_p += w.log_cdf[(e * L + m) * n + j];
       const double mu = oz[e] + b * in.nodes[j];
       pred += in.weights[j] * std::exp(log_p) * mu;
-      w.table[e * n + j] = std::log(in.weights[j]) + log_p + log_norm - 0.5 * (y - mu) * (y - mu) / s2;
+      w.table[e * n + j] = in.log_weights[j] + log_p + log_norm - 0.5 * (y - mu) * (y - mu) / s2;
     }
   prediction = pred;
   const double lse = log_sum_exp({w.table.data(), L * n});
@@ -256,7 +256,10 @@ state_evolution_branch state_evolution::solve_branch(std::uint64_t seed, const E
   in.hard = problem_.task.is_hard();
   in.inner = options_.inner_samples;
   in.seed = seed;
-  if (in.hard) gauss_hermite_normal(options_.quadrature_nodes, in.nodes, in.weights);
+  if (in.hard) {
+    gauss_hermite_normal(options_.quadrature_nodes, in.nodes, in.weights);
+    for (double weight : in.weights) in.log_weights.push_back(std::log(weight));
+  }
 
   std::vector<double> log_z(S), risk(S);
   Eigen::Matrix2d q_hat = 0.5 * (q_hat_start + q_hat_start.transpose());
