@@ -87,6 +87,37 @@ std::vector<double> recording_times(const grid::point& p) {
   return times;
 }
 
+// Expected loss + gradient evaluations of one training (the cost model's count), fitted to
+// trainings of spiked ν = 1, L = 3 at √(ND) = 2500 (D = 2500/√α), informed start, tol 1e-6:
+//   L-BFGS: log10 E bilinear in x_k = log10 r_k, x_v = log10 r_v (clamped to [−2.5, 0.5]),
+//     through the cell means at the corners (r_k, r_v) = (1, 1), (0.01, 1), (1, 0.01), (0.01, 0.01):
+//     softmax 30, 1008, 116, 845; linear 79, 5450, 176, 735 (α = 0.5, 4, 8 × 3 seeds on the
+//     diagonal, α = 0.5, 4 × 1 seed off it). It predicts the centre r = 0.1 at 233 (softmax) and
+//     490 (linear) against 265 and 529 measured. A weak penalty on k is what costs: the flat
+//     directions of the k-scale (k → ck, v → v/c for linear attention) have curvature ~ r_k.
+//     Single trainings scatter 0.3–2× around these means (long flat valleys, several local
+//     minima at α ≈ 4), so the model is for job totals, not single points.
+//   Gradient flow: the Heun step is held at the stability limit of the stiffest data direction
+//     (the error tolerance barely matters: 1e-3 and 1e-5 take 0.93× and 1.3× the steps of 1e-4),
+//     so evaluations grow with the horizon: ~5.3 per unit time for softmax, ~21 r^-0.25 for linear
+//     (D = 1250, α = 4, horizon 100: softmax 531 / 523, linear 3748 / 2094 at r = 0.1 / 1).
+// Other activations use the softmax numbers.
+double expected_evaluations(const grid::point& p) {
+  const bool linear = p.problem.activation.kind == model::activation_kind::linear;
+  const auto clamped_log = [](double r) { return std::clamp(std::log10(std::max(r, 1e-12)), -2.5, 0.5); };
+  const double x_k = clamped_log(p.r_k), x_v = clamped_log(p.r_v);
+  if (option_text(p, "optimizer") == "gradient-flow") {
+    const double r = std::pow(10.0, 0.5 * (x_k + x_v));
+    const double per_time = linear ? 21.0 * std::pow(r, -0.25) : 5.3;
+    return 10 + per_time * option_number(p, "horizon");
+  }
+  // log10 E = a + b x_k + c x_v + d x_k x_v through the four corners above.
+  const double a = linear ? 1.90 : 1.48, b = linear ? -0.92 : -0.76, c = linear ? -0.175 : -0.29,
+               d = linear ? -0.305 : -0.1625;
+  const double log_e = a + b * x_k + c * x_v + d * x_k * x_v;
+  return std::min(std::pow(10.0, log_e), 1.05 * option_number(p, "max-iter") + 2);
+}
+
 nlohmann::json overlaps_json(const model::order_parameters& op) {
   return {{"m_kk", op.m_kk}, {"m_kv", op.m_kv}, {"m_vk", op.m_vk}, {"m_vv", op.m_vv},
           {"q_kk", op.q_kk}, {"q_kv", op.q_kv}, {"q_vv", op.q_vv}};
@@ -281,10 +312,18 @@ method_descriptor describe_erm() {
   m.solve = solve_erm;
   m.validate = validate_erm;
   m.cost_seconds = [](const grid::point& p) {
-    const double entries = static_cast<double>(sequences_of(p)) * p.problem.lengths.mean() *
-                           static_cast<double>(dimension_of(p));
-    // ~10 ns per generated entry, ~0.5 ns per entry and evaluation, a few hundred evaluations.
-    return entries * (1e-8 + 300 * 5e-10);
+    const double L = p.problem.lengths.mean();
+    const double D = static_cast<double>(dimension_of(p));
+    const double entries = static_cast<double>(sequences_of(p)) * L * D;
+    const double test_entries = option_number(p, "test-samples") * L * D;
+    // One loss + gradient streams the N·L·D token entries once (0.70 ns per entry in f64, 0.45 ns
+    // in f32: bench_erm 2500 1 1 f64|f32 kernel); the rest of a point is drawing the training and
+    // test tokens (~10 ns per entry, generation-bound) and evaluating the test set. Checked:
+    // jobs/fig3_erm_small.toml plans 101 s, ran in 105 s CPU (1 worker); a full-size point
+    // (softmax, α = 8, r = 1, D = 3536: 32 evaluations) plans 10.4 s, ran in 10.5 s CPU.
+    const double per_evaluation = entries * (precision_of(p) == erm::precision::f32 ? 0.45e-9 : 0.70e-9);
+    const double evaluations = expected_evaluations(p);
+    return 1e-8 * (entries + test_entries) + evaluations * per_evaluation;
   };
   m.memory_bytes = [](const grid::point& p) {
     const double bytes = estimate_memory_bytes(p);
