@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_info.hpp"
 #include "slr/erm/data.hpp"
 #include "slr/erm/loss.hpp"
 #include "slr/erm/trainer.hpp"
@@ -51,20 +52,11 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The CPU model and its flags line (Linux), so that a table states the instruction sets the
-// kernels' clones could use.
+// The CPU model and its flags line, so that a table states the instruction sets the kernels'
+// clones could use.
 void print_cpu() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, model, flags;
-  while (std::getline(in, line) && (model.empty() || flags.empty())) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const auto key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
-    const auto value = colon + 2 <= line.size() ? line.substr(colon + 2) : std::string();
-    if (key == "model name" && model.empty()) model = value;
-    if (key == "flags" && flags.empty()) flags = value;
-  }
-  std::printf("cpu: %s\nflags: %s\n", model.empty() ? "unknown" : model.c_str(), flags.empty() ? "unknown" : flags.c_str());
+  const auto [model, flags] = slr::bench::cpu_model_and_flags();
+  std::printf("cpu: %s\nflags: %s\n", model.c_str(), flags.c_str());
 }
 } // namespace
 

@@ -4,7 +4,7 @@
 // plain damping (η = 0.3) and once with Anderson mixing (the default).
 #include <benchmark/benchmark.h>
 
-#include "cpu_info.hpp"
+#include "benchmark_main.hpp"
 
 #include "slr/theory/fixed_point.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "cpu_info.hpp"
+#include "benchmark_main.hpp"
 #include "slr/theory/mismatched.hpp"
 #include "slr/theory/population.hpp"
 #include "slr/theory/state_evolution.hpp"
