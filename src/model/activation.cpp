@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 namespace slr::model {
 

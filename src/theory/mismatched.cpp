@@ -50,8 +50,8 @@ struct accumulator {
 // c-part of z, independent Gaussian, integrated exactly):
 //   e = Σ_j p_j z*_j² − 2 ȳ f̄ + f̄² + c² Σ_l σ_l²,  ȳ = Σ_j p_j z*_j,  f̄ = Σ_l σ_l z̄_l,
 // and its gradient (g = 2(f̄ − ȳ); ∂e/∂z̄_l = g σ_l; ∂e/∂χ = Jᵀ(g z̄ + 2c²σ); ∂e/∂c = 2c Σσ²).
-// With stride > 1, over every stride-th sample only (the samples are laid out stratum after
-// stratum, so the strata keep their proportions), the weights multiplied by weight_scale.
+// With stride > 1, over every stride-th sample only, the weights multiplied by weight_scale
+// (teacher_fields::strided_weight_scale).
 accumulator evaluate(const sample& smp, const model::activation& sigma, const std::array<double, 7>& t,
                      unsigned threads, bool with_gradient, std::size_t stride = 1, double weight_scale = 1.0) {
   const auto& f = smp.fields;
@@ -62,7 +62,7 @@ accumulator evaluate(const sample& smp, const model::activation& sigma, const st
     std::vector<double> chi(f.max_length), zbar(f.max_length), sig(f.max_length), u(f.max_length),
         jtu(f.max_length), work(f.max_length);
     for (std::size_t s = begin * stride; s < end * stride; s += stride) {
-      const double w = stride == 1 ? f.weight[s] : f.weight[s] * weight_scale;
+      const double w = f.weight[s] * weight_scale; // exact for stride 1 (scale 1)
       const std::size_t L = f.length[s];
       const auto cs = f.chi(s), zs = f.z(s), p = f.p(s);
       const double* xi = smp.xi.data() + s * f.max_length;
@@ -282,9 +282,7 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   bool screened = false;
   if (screen_stride >= 2) {
     stride = screen_stride;
-    double total = 0;
-    for (std::size_t i = 0; i < smp.fields.size(); i += stride) total += smp.fields.weight[i];
-    weight_scale = 1.0 / total;
+    weight_scale = smp.fields.strided_weight_scale(stride);
     plain = descend(false);
     capped = descend(true);
     stride = 1;

@@ -41,8 +41,7 @@ std::vector<double> per_sample(std::size_t n, unsigned threads, Fn&& fn) {
 
 // The Monte Carlo sample of the on-manifold minimisation: teacher fields and one student-noise
 // normal per token, fixed for the whole minimisation (common random numbers). With stride > 1
-// the objective is that of the every-stride-th sample (the samples are laid out stratum after
-// stratum, so this keeps the length law's proportions), its weights renormalised to sum to 1.
+// the objective is that of every stride-th sample, its weights renormalised to sum to 1.
 struct manifold_objective {
   const model::teacher_fields& fields;
   const model::activation& sigma;
@@ -60,9 +59,7 @@ struct manifold_objective {
   // to the previous sample).
   void use_stride(std::size_t new_stride) {
     stride = new_stride;
-    double total = 0;
-    for (std::size_t i = 0; i < fields.size(); i += stride) total += fields.weight[i];
-    weight_scale = stride == 1 ? 1.0 : 1.0 / total;
+    weight_scale = fields.strided_weight_scale(stride);
     best_value = std::numeric_limits<double>::infinity();
     best_x.setZero();
   }
@@ -102,7 +99,7 @@ struct manifold_objective {
           bm += 2 * js[l] * cs[l];
           bs += 2 * js[l] * w[l];
         }
-        const double wt = stride == 1 ? fields.weight[i] : fields.weight[i] * weight_scale;
+        const double wt = fields.weight[i] * weight_scale; // exact for stride 1 (scale 1)
         acc.A += wt * a, acc.B += wt * b, acc.dA_dm += wt * am, acc.dA_ds += wt * as;
         acc.dB_dm += wt * bm, acc.dB_ds += wt * bs;
       }

@@ -192,7 +192,9 @@ TEST(PopulationMinimum, ScreenedStartsReachTheUnscreenedMinimum) {
     EXPECT_NEAR(fast.argmin.m_kk, reference.argmin.m_kk, 1e-3 * (1 + std::abs(reference.argmin.m_kk)));
     EXPECT_NEAR(fast.argmin.m_vv, reference.argmin.m_vv, 1e-3 * (1 + std::abs(reference.argmin.m_vv)));
     EXPECT_TRUE(std::isfinite(fast.risk.value));
-    if (k.samples == 80'000) EXPECT_LT(fast.evaluations, reference.evaluations);
+    if (k.samples == 80'000) {
+      EXPECT_LT(fast.evaluations, reference.evaluations);
+    }
   }
 }
 

@@ -24,6 +24,15 @@ struct teacher_fields {
   std::vector<double> posterior;       ///< S × max_length, padded with 0
 
   [[nodiscard]] std::size_t size() const noexcept { return length.size(); }
+  /// 1 / Σ of the weights of every stride-th sample (exactly 1 for stride ≤ 1): the factor that
+  /// makes a strided subsample's weights sum to 1. Samples are laid out stratum after stratum, so
+  /// such a subsample keeps the length law's proportions.
+  [[nodiscard]] double strided_weight_scale(std::size_t stride) const noexcept {
+    if (stride <= 1) return 1.0;
+    double total = 0;
+    for (std::size_t s = 0; s < size(); s += stride) total += weight[s];
+    return 1.0 / total;
+  }
   [[nodiscard]] std::span<const double> chi(std::size_t s) const noexcept {
     return {chi_star.data() + s * max_length, length[s]};
   }
