@@ -14,6 +14,7 @@
 #include <string>
 
 #include "slr/erm/normals.hpp"
+#include "slr/erm/rkc.hpp"
 #include "slr/model/number_text.hpp"
 
 namespace slr::erm {
@@ -21,6 +22,14 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 struct timeout_signal {};
+
+// RKC's local-error tolerance when none is given (relative to |ŵ|). Its estimate is of the
+// step's own O(h³) error, while the Heun controller bounds the O(h²) Euler–Heun difference at
+// 1e-4. Measured against Heun at 1e-7 (D = 1000, α = 4, horizon 100, informed start), RKC at
+// 1e-5 stays within 7e-5 (softmax) and 8e-5 (linear) of the reference in every order parameter
+// along the trajectory — Heun at 1e-4: 5e-5 and 2e-5 — with 1.4× (softmax) to 3.4× (linear,
+// r = 0.1) fewer evaluations; seeds scatter the order parameters by ~1e-2 at D = 5000.
+constexpr double default_rkc_tolerance = 1e-5;
 
 // F with bookkeeping shared by both optimisers: evaluation count and durations, the lowest
 // objective seen (returned if the optimiser is interrupted), the wall-time limit.
@@ -136,6 +145,41 @@ training_result train_lbfgs(const empirical_risk& risk, Eigen::VectorXd w, const
   return result;
 }
 
+// Spectral radius ρ of the flow's Jacobian −∇²F/α at w by the nonlinear power method on
+// finite differences of the gradient (one evaluation per iteration), as the RKC solver of
+// Sommeijer et al. does. `direction` carries the last eigenvector estimate between calls, so a
+// re-estimate along the trajectory converges in a few iterations. Returns the last iterate's
+// |J v|/|v|, which approaches ρ from below; the caller adds a safety margin.
+double spectral_radius(tracked_objective& objective, double alpha, const Eigen::VectorXd& w,
+                       const Eigen::VectorXd& gradient, Eigen::VectorXd& direction) {
+  // A perturbation of relative size 1e-7: well above the rounding of the gradient (~1e-13
+  // relative), well below the scale on which the Hessian varies.
+  const double delta = 1e-7 * std::max(w.norm(), 1e-3);
+  if (direction.size() != w.size() || !(direction.norm() > 0)) {
+    direction = gradient;
+    if (!(direction.norm() > 0)) direction = Eigen::VectorXd::Ones(w.size());
+  }
+  direction *= delta / direction.norm();
+  Eigen::VectorXd perturbed_gradient;
+  double rho = 0;
+  constexpr int max_iterations = 20;
+  for (int i = 0; i < max_iterations; ++i) {
+    objective.evaluate(w + direction, perturbed_gradient);
+    Eigen::VectorXd image = (perturbed_gradient - gradient) / alpha; // −J v
+    const double norm = image.norm();
+    if (!(norm > 0) || !std::isfinite(norm)) break;
+    const double previous = rho;
+    rho = norm / delta;
+    direction = image * (delta / norm);
+    if (i > 0 && std::abs(rho - previous) <= 0.01 * rho) break;
+  }
+  return rho;
+}
+
+// The part of gradient flow common to both integrators: recording, stopping and step control;
+// `attempt(w, velocity, step, trial, trial_gradient)` proposes the state after `step` and returns
+// its local-error estimate relative to |w| (or NaN when the trial is not finite), with the
+// loss + gradient at the trial already evaluated into `trial_value`/`trial_gradient`.
 training_result train_gradient_flow(const empirical_risk& risk, const teacher& teacher, Eigen::VectorXd w,
                                     const trainer_settings& settings) {
   const auto& times = settings.record_times;
@@ -146,16 +190,30 @@ training_result train_gradient_flow(const empirical_risk& risk, const teacher& t
     if (i > 0 && !(times[i] > times[i - 1]))
       throw std::invalid_argument("gradient-flow recording times must be strictly increasing");
   }
+  const bool use_rkc = settings.integrator == flow_integrator::rkc;
   const double alpha = alpha_of(risk);
-  const double tol = settings.flow_error_tolerance;
+  const double tol = std::isnan(settings.flow_error_tolerance) ? (use_rkc ? default_rkc_tolerance : 1e-4)
+                                                               : settings.flow_error_tolerance;
+  // Error exponent of the controller: the Euler–Heun difference is O(h²), RKC's estimate O(h³).
+  const double exponent = use_rkc ? 1.0 / 3.0 : 0.5;
   tracked_objective objective(risk, settings.wall_time_limit_s);
   training_result result;
-  Eigen::VectorXd gradient, trial_gradient, trial;
+  Eigen::VectorXd gradient, trial_gradient, trial, eigen_direction;
+  loss_value trial_value;
   double t = 0;
   std::size_t next = 0;
   try {
     auto value = objective.at(w, gradient);
     Eigen::VectorXd velocity = -gradient / alpha; // dw/dt
+    const auto flow = [&](const Eigen::VectorXd& x, Eigen::VectorXd& fx) {
+      objective.evaluate(x, fx);
+      fx /= -alpha;
+    };
+    // RKC: ρ from the power method with a 20 % margin (it approaches ρ from below), re-estimated
+    // every 25 accepted steps and after a rejected step, as the Hessian changes along the flow.
+    double rho = 0;
+    std::size_t since_estimate = 0;
+    bool estimate_due = use_rkc;
     double h = 1e-2;
     while (true) {
       while (next < times.size() && times[next] <= t) {
@@ -176,24 +234,56 @@ training_result train_gradient_flow(const empirical_risk& risk, const teacher& t
         result.trajectory.push_back(make_point(t, risk, teacher, w, value, gradient));
         break;
       }
+      if (estimate_due) {
+        rho = 1.2 * spectral_radius(objective, alpha, w, gradient, eigen_direction);
+        estimate_due = false;
+        since_estimate = 0;
+      }
       const bool hits_record = t + h >= times[next];
       const double step = hits_record ? times[next] - t : h;
-      // Heun (order 2) with the embedded Euler step as error estimate.
-      trial = w + step * velocity;
-      objective.evaluate(trial, trial_gradient);
-      const Eigen::VectorXd trial_velocity = -trial_gradient / alpha;
-      const double error = 0.5 * step * (trial_velocity - velocity).norm() / std::max(w.norm(), 1e-300);
-      const double factor = error > 0 ? 0.9 * std::sqrt(tol / error) : 5.0;
+      double error = 0;
+      if (use_rkc) {
+        const auto scheme = rkc::make_scheme(rkc::stages_for(step * rho));
+        rkc::step(scheme, flow, w, velocity, step, trial);
+        trial_value = objective.evaluate(trial, trial_gradient);
+        error = rkc::error_estimate(w, trial, velocity, -trial_gradient / alpha, step).norm();
+      } else {
+        // Heun (order 2) with the embedded Euler step as error estimate; the accepted state
+        // w + h(v + v_trial)/2 is evaluated after acceptance.
+        trial = w + step * velocity;
+        objective.evaluate(trial, trial_gradient);
+        const Eigen::VectorXd trial_velocity = -trial_gradient / alpha;
+        error = 0.5 * step * (trial_velocity - velocity).norm();
+        trial = w + 0.5 * step * (velocity + trial_velocity);
+      }
+      error /= std::max(w.norm(), 1e-300);
+      if (!std::isfinite(error)) error = std::numeric_limits<double>::infinity();
+      const double factor = error > 0 ? 0.9 * std::pow(tol / error, exponent) : 5.0;
       if (error <= tol) {
-        w += 0.5 * step * (velocity + trial_velocity);
+        w.swap(trial);
+        if (use_rkc) {
+          value = trial_value;
+          gradient.swap(trial_gradient);
+        } else {
+          value = objective.evaluate(w, gradient);
+        }
+        velocity = -gradient / alpha;
         t = hits_record ? times[next] : t + step;
         ++result.iterations;
-        value = objective.evaluate(w, gradient);
-        velocity = -gradient / alpha;
-        h = std::max(step, h) * std::clamp(factor, 1.0, 5.0);
+        if (use_rkc) {
+          // Shrink as well as grow after an accepted step, so the next one is not a likely
+          // rejection (each costs s evaluations); a step cut short by a recording time says
+          // nothing about the size h had.
+          const double proposal = step * std::clamp(factor, 0.2, 5.0);
+          h = hits_record ? std::max(h, proposal) : proposal;
+        } else {
+          h = std::max(step, h) * std::clamp(factor, 1.0, 5.0);
+        }
         if (!std::isfinite(value.objective)) throw std::runtime_error("gradient flow diverged (non-finite loss)");
+        if (use_rkc && ++since_estimate >= 25) estimate_due = true;
       } else {
         h = step * std::clamp(factor, 0.1, 0.9);
+        if (use_rkc && since_estimate > 0) estimate_due = true;
       }
     }
   } catch (const timeout_signal&) {
@@ -347,6 +437,12 @@ Eigen::VectorXd initial_weights(const teacher& teacher, initialisation kind, dou
   return w;
 }
 
+flow_integrator parse_flow_integrator(std::string_view name) {
+  if (name == "rkc") return flow_integrator::rkc;
+  if (name == "heun") return flow_integrator::heun;
+  throw std::invalid_argument("unknown flow integrator '" + std::string(name) + "' (expected rkc or heun)");
+}
+
 optimizer parse_optimizer(std::string_view name) {
   if (name == "lbfgs") return optimizer::lbfgs;
   if (name == "gradient-flow") return optimizer::gradient_flow;
@@ -378,7 +474,7 @@ training_result train(const empirical_risk& risk, const teacher& teacher, Eigen:
   if (!(settings.tolerance > 0)) throw std::invalid_argument("tolerance must be > 0");
   if (settings.max_iterations == 0) throw std::invalid_argument("max iterations must be >= 1");
   if (settings.lbfgs_memory == 0) throw std::invalid_argument("L-BFGS memory must be >= 1");
-  if (!(settings.flow_error_tolerance > 0)) throw std::invalid_argument("gradient-flow error tolerance must be > 0");
+  if (!std::isnan(settings.flow_error_tolerance) && !(settings.flow_error_tolerance > 0)) throw std::invalid_argument("gradient-flow error tolerance must be > 0");
   if (settings.method == optimizer::lbfgs) return train_lbfgs(risk, std::move(w0), settings);
   return train_gradient_flow(risk, teacher, std::move(w0), settings);
 }
