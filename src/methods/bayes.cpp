@@ -20,7 +20,9 @@ method_descriptor describe_bayes() {
     return r;
   };
   m.cost_seconds = [](const grid::point& p) {
-    return 2e-8 * option_number(p, "samples") * p.problem.lengths.mean();
+    // Drawing the teacher fields dominates: ~0.11 µs per sample and token (fig2_population.toml,
+    // S = 2·10⁵, L = 3: 0.061–0.10 s per point, spiked and max alike).
+    return 1.1e-7 * option_number(p, "samples") * p.problem.lengths.mean();
   };
   m.memory_bytes = [](const grid::point& p) {
     return static_cast<std::size_t>(option_number(p, "samples") * (p.problem.lengths.max_length() * 24.0 + 32.0));
