@@ -335,7 +335,10 @@ method_descriptor describe_erm() {
     // (softmax, α = 8, r = 1, D = 3536: 32 evaluations) plans 10.4 s, ran in 10.5 s CPU.
     const double per_evaluation = entries * (precision_of(p) == erm::precision::f32 ? 0.45e-9 : 0.70e-9);
     const double evaluations = expected_evaluations(p);
-    return 1e-8 * (entries + test_entries) + evaluations * per_evaluation;
+    // Plus the population risk at the trained overlaps (population_samples Monte Carlo samples:
+    // ~0.12 s at L = 3, what a tiny point like jobs/smoke.toml's D = 200 mostly costs).
+    const double population = 4e-7 * L * static_cast<double>(population_samples);
+    return 1e-8 * (entries + test_entries) + evaluations * per_evaluation + population;
   };
   m.memory_bytes = [](const grid::point& p) {
     const double bytes = estimate_memory_bytes(p);

@@ -168,10 +168,19 @@ method_descriptor describe_fixed_point() {
     // ~40 iterations per repeat with plain damping, ~15 with Anderson mixing at r_k >= 1. A weak
     // penalty on k needs more: measured over jobs/fig3_theory.toml (S = 8000, 3 repeats, Anderson;
     // r_v matters far less), the wall time per point is 0.43-0.61 s at r_k = 10 and 1, 1.9 s at 0.1,
-    // 4.1 s at 0.01 and 4.8 s at 0.001: a factor about 1 + 3 log10(1/r_k) below 1.
+    // 4.1 s at 0.01 and 4.8 s at 0.001: a factor about 1 + 3 log10(1/r_k) below 1. Linear attention
+    // has its interpolation peak near α = 4 (docs/theory.md §6), where the weak-penalty iteration
+    // runs 4× longer (jobs/fig3_theory_small.toml, linear: 305 and 500 iterations at α = 4,
+    // r = 0.1 and 0.01, 24–145 at α = 2 and 8, 7–20 elsewhere): the excess is scaled by
+    // 1 + 3 exp(−2 log2(α/4)²) there.
     const double L = p.problem.lengths.mean();
     const double r = p.r_k;
-    const double weak = r > 0 && r < 1 ? 1.0 + 3.0 * std::log10(1.0 / r) : (r > 0 ? 1.0 : 10.0);
+    double excess = r > 0 && r < 1 ? 3.0 * std::log10(1.0 / r) : (r > 0 ? 0.0 : 9.0);
+    if (p.problem.activation.kind == model::activation_kind::linear && std::isfinite(p.alpha) && p.alpha > 0) {
+      const double octaves = std::log2(p.alpha / 4.0);
+      excess *= 1.0 + 3.0 * std::exp(-2.0 * octaves * octaves);
+    }
+    const double weak = 1.0 + excess;
     const double iterations = (option_text(p, "acceleration") == "none" ? 40.0 : 15.0) * weak;
     const double per_sample = option_text(p, "prox-starts") == "both" ? 2e-6 : 1.2e-6;
     return iterations * option_number(p, "repeats") * option_number(p, "samples") * per_sample * std::pow(L / 3.0, 3) +

@@ -103,16 +103,20 @@ method_descriptor describe_tied_erm() {
     record.extra_json = extra.dump();
     return record;
   };
-  // Fitted on this project's 2-core machine to the ERM points of jobs/tied_finite_size.toml and the
-  // small tied jobs (d = 30 ... 120, alpha = 0.05 ... 4): the training's data passes (n T d^2 per
-  // evaluation, 65-700 evaluations with the convex start) and, for the PSD programs, the d^3
-  // eigendecompositions of the proximal steps. Factorised points measured 0.7-2.6x this; direct
-  // training (no eigendecompositions, 20-70 evaluations) about a third of the data term.
+  // Loss + gradient evaluations × 7e-10 s per unit of n T d² (the data passes), plus, for the PSD
+  // programs, the d³ eigendecompositions of the proximal steps of the convex start. Evaluations
+  // fall with α: direct ~20 + 15/√α, factorised ~32 + 20/α^0.9. Refitted to every ERM point of
+  // jobs/tied_fig1_small.toml and tied_factorised_vs_direct_small.toml (d = 40, 60, α = 0.05 … 4:
+  // direct 20–63 evaluations at 4.1–10e-10 s per unit, factorised 30–313 at 5.6–17e-10) and single
+  // points at d = 100, α = 0.5 and 4 (5.3 and 12.1 s direct, 10.9 and 23.5 s factorised): every
+  // point within 0.5–1.8× of this.
   m.cost_seconds = [](const grid::point& p) {
     const double d = option_number(p, "d");
-    const double n = std::max(1.0, std::round(option_number(p, "alpha") * d * d));
+    const double alpha = option_number(p, "alpha");
+    const double n = std::max(1.0, std::round(alpha * d * d));
     const bool direct = option_text(p, "parametrisation") == "direct";
-    const double data = (direct ? 2.5e-9 : 8.2e-9) * n * option_number(p, "T") * d * d;
+    const double evaluations = direct ? 20.0 + 15.0 / std::sqrt(alpha) : 32.0 + 20.0 / std::pow(alpha, 0.9);
+    const double data = 7e-10 * evaluations * n * option_number(p, "T") * d * d;
     return 1e-3 + data + (direct ? 0.0 : 1.5e-6 * d * d * d);
   };
   m.memory_bytes = [](const grid::point& p) {
