@@ -176,10 +176,10 @@ double spectral_radius(tracked_objective& objective, double alpha, const Eigen::
   return rho;
 }
 
-// The part of gradient flow common to both integrators: recording, stopping and step control;
-// `attempt(w, velocity, step, trial, trial_gradient)` proposes the state after `step` and returns
-// its local-error estimate relative to |w| (or NaN when the trial is not finite), with the
-// loss + gradient at the trial already evaluated into `trial_value`/`trial_gradient`.
+// Gradient flow with both integrators sharing the recording, stopping and step control: each
+// attempt proposes `trial` after `step` and its local-error estimate relative to |w| (infinite
+// when not finite); RKC has already evaluated the loss + gradient at the trial (FSAL), Heun
+// evaluates its accepted state afterwards.
 training_result train_gradient_flow(const empirical_risk& risk, const teacher& teacher, Eigen::VectorXd w,
                                     const trainer_settings& settings) {
   const auto& times = settings.record_times;
@@ -194,8 +194,6 @@ training_result train_gradient_flow(const empirical_risk& risk, const teacher& t
   const double alpha = alpha_of(risk);
   const double tol = std::isnan(settings.flow_error_tolerance) ? (use_rkc ? default_rkc_tolerance : 1e-4)
                                                                : settings.flow_error_tolerance;
-  // Error exponent of the controller: the Euler–Heun difference is O(h²), RKC's estimate O(h³).
-  const double exponent = use_rkc ? 1.0 / 3.0 : 0.5;
   tracked_objective objective(risk, settings.wall_time_limit_s);
   training_result result;
   Eigen::VectorXd gradient, trial_gradient, trial, eigen_direction;
@@ -258,7 +256,8 @@ training_result train_gradient_flow(const empirical_risk& risk, const teacher& t
       }
       error /= std::max(w.norm(), 1e-300);
       if (!std::isfinite(error)) error = std::numeric_limits<double>::infinity();
-      const double factor = error > 0 ? 0.9 * std::pow(tol / error, exponent) : 5.0;
+      // Controller exponent: the Euler–Heun difference is O(h²), RKC's estimate O(h³).
+      const double factor = error > 0 ? 0.9 * (use_rkc ? std::pow(tol / error, 1.0 / 3.0) : std::sqrt(tol / error)) : 5.0;
       if (error <= tol) {
         w.swap(trial);
         if (use_rkc) {
