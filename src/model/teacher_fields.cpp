@@ -1,5 +1,6 @@
 #include "slr/model/teacher_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -40,6 +41,33 @@ teacher_fields draw_teacher_fields(const task& task, const length_law& lengths, 
     }
   });
   return fields;
+}
+
+std::vector<double> every_row(std::span<const double> rows, std::size_t row_length, std::size_t stride) {
+  stride = std::max<std::size_t>(stride, 1);
+  const std::size_t count = row_length == 0 ? 0 : rows.size() / row_length;
+  std::vector<double> out;
+  out.reserve(((count + stride - 1) / stride) * row_length);
+  for (std::size_t r = 0; r < count; r += stride)
+    out.insert(out.end(), rows.begin() + static_cast<std::ptrdiff_t>(r * row_length),
+               rows.begin() + static_cast<std::ptrdiff_t>((r + 1) * row_length));
+  return out;
+}
+
+teacher_fields teacher_fields::every(std::size_t stride) const {
+  stride = std::max<std::size_t>(stride, 1);
+  teacher_fields out;
+  out.max_length = max_length;
+  for (std::size_t s = 0; s < size(); s += stride) {
+    out.length.push_back(length[s]);
+    out.location.push_back(location[s]);
+    out.stratum.push_back(stratum[s]);
+    out.weight.push_back(weight[s]);
+  }
+  out.chi_star = every_row(chi_star, max_length, stride);
+  out.z_star = every_row(z_star, max_length, stride);
+  out.posterior = every_row(posterior, max_length, stride);
+  return out;
 }
 
 } // namespace slr::model

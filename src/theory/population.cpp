@@ -55,9 +55,19 @@ struct manifold_objective {
   double best_value = std::numeric_limits<double>::infinity();
   Eigen::Vector2d best_x = Eigen::Vector2d::Zero();
 
+  // Every stride-th sample and its noise, packed (stride > 1): a strided pass over the whole
+  // sample is latency-bound, a pass over the packed subsample reads the same values in the same
+  // order, so the sums are bit for bit those of the strided pass.
+  model::teacher_fields packed_fields;
+  std::vector<double> packed_noise;
+
   // Uses every stride-th sample from now on and forgets the best point seen (its value belongs
   // to the previous sample).
   void use_stride(std::size_t new_stride) {
+    if (new_stride > 1 && (new_stride != stride || packed_fields.size() == 0)) {
+      packed_fields = fields.every(new_stride);
+      packed_noise = model::every_row(noise, fields.max_length, new_stride);
+    }
     stride = new_stride;
     weight_scale = fields.strided_weight_scale(stride);
     best_value = std::numeric_limits<double>::infinity();
@@ -75,15 +85,19 @@ struct manifold_objective {
   // A = E[Σ p_l σ_l(χ)], B = E[Σ σ_l²], χ = m χ* + s w, and their (m, s) derivatives via Jᵀp, Jᵀσ.
   sums moments(double m, double s) const {
     const std::size_t Lmax = fields.max_length;
-    const std::size_t used = (fields.size() + stride - 1) / stride;
-    return model::chunked_reduce(used, chunk_size, threads, sums{},
+    const auto& used_fields = stride > 1 ? packed_fields : fields;
+    const auto& used_noise = stride > 1 ? packed_noise : noise;
+    return model::chunked_reduce(used_fields.size(), chunk_size, threads, sums{},
                                  [&](std::size_t begin, std::size_t end, sums& acc) {
       std::vector<double> chi(Lmax), sig(Lmax), work(Lmax), jp(Lmax), js(Lmax);
-      for (std::size_t i = begin * stride; i < end * stride; i += stride) {
-        const std::size_t L = fields.length[i];
-        const auto cs = fields.chi(i);
-        const auto p = fields.p(i);
-        const double* w = noise.data() + i * Lmax;
+      // The chunk's sums in locals (stores through acc may alias the work vectors); each chunk
+      // starts from zero, so the sums are bit for bit those accumulated in acc.
+      sums local;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::size_t L = used_fields.length[i];
+        const auto cs = used_fields.chi(i);
+        const auto p = used_fields.p(i);
+        const double* w = used_noise.data() + i * Lmax;
         for (std::size_t l = 0; l < L; ++l) chi[l] = m * cs[l] + s * w[l];
         const std::span<const double> x(chi.data(), L);
         // σ once per sample, then Jᵀp and Jᵀσ from the same linearisation.
@@ -99,10 +113,11 @@ struct manifold_objective {
           bm += 2 * js[l] * cs[l];
           bs += 2 * js[l] * w[l];
         }
-        const double wt = fields.weight[i] * weight_scale; // exact for stride 1 (scale 1)
-        acc.A += wt * a, acc.B += wt * b, acc.dA_dm += wt * am, acc.dA_ds += wt * as;
-        acc.dB_dm += wt * bm, acc.dB_ds += wt * bs;
+        const double wt = used_fields.weight[i] * weight_scale; // exact for stride 1 (scale 1)
+        local.A += wt * a, local.B += wt * b, local.dA_dm += wt * am, local.dA_ds += wt * as;
+        local.dB_dm += wt * bm, local.dB_ds += wt * bs;
       }
+      acc += local;
     });
   }
 

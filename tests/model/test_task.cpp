@@ -141,6 +141,35 @@ TEST(TeacherFields, StratifiedAndIndependentOfThreadCount) {
   EXPECT_NEAR(weight_short, 0.25, 1e-12);
 }
 
+TEST(TeacherFields, EveryStrideThSamplePackedWithItsWeights) {
+  const task spiked(task_kind::spiked, 1.0);
+  const auto law = length_law::parse("1:0.25,3:0.75");
+  const auto all = draw_teacher_fields(spiked, law, 1001, 5, 1);
+  for (std::size_t stride : {1U, 3U, 7U}) {
+    const auto sub = all.every(stride);
+    ASSERT_EQ(sub.size(), (all.size() + stride - 1) / stride);
+    EXPECT_EQ(sub.max_length, all.max_length);
+    double weight_total = 0;
+    for (std::size_t i = 0; i < sub.size(); ++i) {
+      const std::size_t s = i * stride;
+      EXPECT_EQ(sub.length[i], all.length[s]);
+      EXPECT_EQ(sub.location[i], all.location[s]);
+      EXPECT_EQ(sub.stratum[i], all.stratum[s]);
+      EXPECT_EQ(sub.weight[i], all.weight[s]);
+      for (std::size_t l = 0; l < all.max_length; ++l) {
+        EXPECT_EQ(sub.chi_star[i * all.max_length + l], all.chi_star[s * all.max_length + l]);
+        EXPECT_EQ(sub.z_star[i * all.max_length + l], all.z_star[s * all.max_length + l]);
+        EXPECT_EQ(sub.posterior[i * all.max_length + l], all.posterior[s * all.max_length + l]);
+      }
+      weight_total += sub.weight[i];
+    }
+    // The scale that makes the subsample's weights sum to 1.
+    EXPECT_NEAR(weight_total * all.strided_weight_scale(stride), 1.0, 1e-12);
+    const auto rows = every_row(all.z_star, all.max_length, stride);
+    EXPECT_EQ(rows, sub.z_star);
+  }
+}
+
 TEST(ChunkedReduce, BitIdenticalForAnyThreadCount) {
   auto sum = [](unsigned threads) {
     return chunked_reduce(100001, 333, threads, 0.0, [](std::size_t b, std::size_t e, double& acc) {

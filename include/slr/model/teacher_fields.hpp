@@ -33,6 +33,11 @@ struct teacher_fields {
     for (std::size_t s = 0; s < size(); s += stride) total += weight[s];
     return 1.0 / total;
   }
+  /// Every stride-th sample (0, stride, 2·stride, …) as a sample of its own, laid out
+  /// contiguously, weights unchanged (scale them by strided_weight_scale(stride) to sum to 1).
+  /// A pass over it reads what a strided pass over this sample reads, in the same order, without
+  /// the strided pass's cache misses. stride ≥ 1.
+  [[nodiscard]] teacher_fields every(std::size_t stride) const;
   [[nodiscard]] std::span<const double> chi(std::size_t s) const noexcept {
     return {chi_star.data() + s * max_length, length[s]};
   }
@@ -43,6 +48,10 @@ struct teacher_fields {
     return {posterior.data() + s * max_length, length[s]};
   }
 };
+
+/// Rows 0, stride, 2·stride, … of a row-major array of rows of `row_length` values (the
+/// per-token arrays that accompany a teacher_fields sample), contiguous.
+[[nodiscard]] std::vector<double> every_row(std::span<const double> rows, std::size_t row_length, std::size_t stride);
 
 /// Draws about `samples` samples (≥ 1 per length in the support). Throws std::invalid_argument
 /// if samples == 0.
