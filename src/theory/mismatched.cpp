@@ -22,19 +22,39 @@ constexpr std::size_t chunk_size = 512;
 
 // The fixed sample of a descent: teacher fields and one student-noise normal ξ_l per token (the
 // first normal of the student-noise stream, as population_risk draws it).
+// Per sample also the two θ-independent terms of the risk, ȳ = Σ_j p_j z*_j and Σ_j p_j z*_j²,
+// formed once instead of in every evaluation (the same sums, so the same values).
 struct sample {
   model::teacher_fields fields;
-  std::vector<double> xi; // S × max_length
+  std::vector<double> xi;          // S × max_length
+  std::vector<double> y_bar, second; // S
 };
 
 sample draw(const model::problem& problem, const mc_settings& mc) {
-  sample s{model::draw_teacher_fields(problem.task, problem.lengths, mc.samples, mc.seed, mc.threads), {}};
-  s.xi.assign(s.fields.size() * s.fields.max_length, 0.0);
-  for (std::size_t i = 0; i < s.fields.size(); ++i) {
+  sample s{model::draw_teacher_fields(problem.task, problem.lengths, mc.samples, mc.seed, mc.threads), {}, {}, {}};
+  const auto& f = s.fields;
+  s.xi.assign(f.size() * f.max_length, 0.0);
+  s.y_bar.assign(f.size(), 0.0);
+  s.second.assign(f.size(), 0.0);
+  for (std::size_t i = 0; i < f.size(); ++i) {
     model::counter_rng rng(mc.seed, model::stream_purpose::student_noise, i);
-    for (std::size_t l = 0; l < s.fields.length[i]; ++l) s.xi[i * s.fields.max_length + l] = rng.normal();
+    for (std::size_t l = 0; l < f.length[i]; ++l) s.xi[i * f.max_length + l] = rng.normal();
+    const auto zs = f.z(i), p = f.p(i);
+    double y_bar = 0, second = 0;
+    for (std::size_t l = 0; l < f.length[i]; ++l) {
+      y_bar += p[l] * zs[l];
+      second += p[l] * zs[l] * zs[l];
+    }
+    s.y_bar[i] = y_bar;
+    s.second[i] = second;
   }
   return s;
+}
+
+// Every stride-th sample, packed (teacher_fields::every).
+sample every(const sample& smp, std::size_t stride) {
+  return {smp.fields.every(stride), model::every_row(smp.xi, smp.fields.max_length, stride),
+          model::every_row(smp.y_bar, 1, stride), model::every_row(smp.second, 1, stride)};
 }
 
 struct accumulator {
@@ -68,14 +88,12 @@ accumulator evaluate(const sample& smp, const model::activation& sigma, const st
     for (std::size_t s = begin; s < end; ++s) {
       const double w = f.weight[s] * weight_scale; // exact for the whole sample (scale 1)
       const std::size_t L = f.length[s];
-      const auto cs = f.chi(s), zs = f.z(s), p = f.p(s);
+      const auto cs = f.chi(s), zs = f.z(s);
       const double* xi = smp.xi.data() + s * f.max_length;
-      double y_bar = 0, second = 0;
+      const double y_bar = smp.y_bar[s], second = smp.second[s];
       for (std::size_t l = 0; l < L; ++l) {
         chi[l] = m_kk * cs[l] + m_kv * zs[l] + a * xi[l];
         zbar[l] = m_vk * cs[l] + m_vv * zs[l] + b * xi[l];
-        y_bar += p[l] * zs[l];
-        second += p[l] * zs[l] * zs[l];
       }
       double f_bar = 0, sig_sq = 0;
       if (with_gradient) {
@@ -293,7 +311,7 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     weight_scale = smp.fields.strided_weight_scale(stride);
     // Packed: a strided pass over the whole sample was latency-bound (4× the time per token of a
     // pass over a packed subsample at S = 10⁵, L = 10), and the sums are the same in the same order.
-    screening_sample = {smp.fields.every(stride), model::every_row(smp.xi, smp.fields.max_length, stride)};
+    screening_sample = every(smp, stride);
     plain = descend(false);
     capped = descend(true);
     stride = 1;
