@@ -186,6 +186,8 @@ grid::result_record solve_erm(const grid::point& p, const run_context& context) 
   settings.method = erm::parse_optimizer(option_text(p, "optimizer"));
   settings.tolerance = option_number(p, "tol");
   settings.max_iterations = static_cast<std::size_t>(option_number(p, "max-iter"));
+  settings.lbfgs_memory = static_cast<std::size_t>(option_number(p, "lbfgs-memory"));
+  settings.balance_ridges = option_text(p, "balance-ridges") == "1";
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   settings.wall_time_limit_s = context.wall_time_limit_s - elapsed;
   if (settings.method == erm::optimizer::gradient_flow) {
@@ -309,6 +311,12 @@ method_descriptor describe_erm() {
        {"lbfgs", "gradient-flow"}},
       {"tol", type::real, "1e-6", "stop when |grad F| / (alpha |w|) <= tol", {}, 1e-16, 1},
       {"max-iter", type::integer, "10000", "cap on L-BFGS iterations / gradient-flow steps", {}, 1, 1e9},
+      {"lbfgs-memory", type::integer, "10", "L-BFGS: correction pairs kept (the curvature memory)", {}, 1, 1000,
+       true},
+      {"balance-ridges", type::choice, "0",
+       "L-BFGS: 1 = where r_k < r_v, optimise over (k, v sqrt(r_v/r_k)), where both blocks carry the same ridge "
+       "(~2x fewer evaluations at weak r_k, a different stationary point of the same F), 0 = over (k, v)",
+       {"1", "0"}, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), true},
       {"test-samples", type::integer, "10000", "fresh test sequences for the test risk", {}, 2, 1e9},
       {"precision", type::choice, "f64", "token storage: f64, or f32 (half the memory; arithmetic in double)",
        {"f64", "f32"}},

@@ -90,6 +90,10 @@ struct trainer_settings {
   std::size_t max_iterations = 10000; ///< L-BFGS iterations or accepted gradient-flow steps, ≥ 1
   double wall_time_limit_s = std::numeric_limits<double>::infinity();
   std::size_t lbfgs_memory = 10;     ///< L-BFGS correction pairs
+  /// L-BFGS in the variables (k, v/b), b = √(r_k/r_v), when 0 < r_k < r_v: both blocks then carry
+  /// the same ridge (~2× fewer evaluations at weak r_k; the end point is another stationary point
+  /// of the same non-convex F, so single trainings move). No effect otherwise.
+  bool balance_ridges = false;
   /// Gradient flow: times at which to record (sorted, ≥ 0); the last one is the horizon.
   std::vector<double> record_times;
   flow_integrator integrator = flow_integrator::rkc;
