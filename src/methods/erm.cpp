@@ -4,6 +4,7 @@
 // training loss, and the test risk on fresh sequences (plus the population formula of §2 at
 // the learned overlaps, which is the exact test risk up to its Monte Carlo error).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -88,15 +89,20 @@ std::vector<double> recording_times(const grid::point& p) {
 }
 
 // Expected loss + gradient evaluations of one training (the cost model's count), fitted to
-// trainings of spiked ν = 1, L = 3 at √(ND) = 2500 (D = 2500/√α), informed start, tol 1e-6:
-//   L-BFGS: log10 E bilinear in x_k = log10 r_k, x_v = log10 r_v (clamped to [−2.5, 0.5]),
-//     through the cell means at the corners (r_k, r_v) = (1, 1), (0.01, 1), (1, 0.01), (0.01, 0.01):
-//     softmax 30, 1008, 116, 845; linear 79, 5450, 176, 735 (α = 0.5, 4, 8 × 3 seeds on the
-//     diagonal, α = 0.5, 4 × 1 seed off it). It predicts the centre r = 0.1 at 233 (softmax) and
-//     490 (linear) against 265 and 529 measured. A weak penalty on k is what costs: the flat
-//     directions of the k-scale (k → ck, v → v/c for linear attention) have curvature ~ r_k.
-//     Single trainings scatter 0.3–2× around these means (long flat valleys, several local
-//     minima at α ≈ 4), so the model is for job totals, not single points.
+// trainings of spiked ν = 1, L = 3, informed start, tol 1e-6:
+//   L-BFGS: log10 E quadratic in x_k = log10 r_k, x_v = log10 r_v (clamped to [−2.5, 0.5]) and
+//     a = log10 α (clamped to [−0.3, 0.9], the fitted range), with the terms 1, x_k, x_v, x_k x_v,
+//     a, a x_k, a x_v, a², least squares over the cell means of tests/bench/erm_cost_calibration.toml
+//     (3 × 3 r grid × α = 0.5, 1, 2, 4, 8 × 2 seeds at √(ND) = 1000) and of the unbalanced half of
+//     tests/bench/balance_ridges.toml (α = 0.5, 2 × 4 seeds): 43 of 45 softmax and 42 of 45 linear
+//     cells within 2× (worst 2.1× and 3.4×; the earlier model without α: 29 and 26, worst 5×);
+//     logs/erm_cost_calibration.csv. A weak penalty on k is what costs (flat directions of the
+//     k-scale with curvature ~ r_k), and for linear attention more so at α ≈ 2 (E up to 7800).
+//     At √(ND) = 2500 the corner means are alike (linear r_k = 0.01, r_v = 1: 5450); at the full
+//     size of jobs/fig3_erm.toml the weakest cells took at least 2.2× this (jobs/figures/README.md).
+//     Single trainings scatter 0.3–2× around these means, so the model is for job totals.
+//   L-BFGS with balance-ridges = 1 where r_k < r_v: E / (r_v/r_k)^0.26 (the geometric mean of the
+//     measured ratios: 1.6× at r_v/r_k = 10, 3.3× at 100; docs/theory.md §8).
 //   Gradient flow, Heun: the step is held at the stability limit of the stiffest data direction
 //     (the error tolerance barely matters: 1e-3 and 1e-5 take 0.93× and 1.3× the steps of 1e-4),
 //     so evaluations grow with the horizon: ~5.3 per unit time for softmax, ~21 r^-0.25 for linear
@@ -116,10 +122,14 @@ double expected_evaluations(const grid::point& p) {
     const double per_time = rkc ? (linear ? 7.9 * std::pow(r, -0.155) : 3.7) : (linear ? 21.0 * std::pow(r, -0.25) : 5.3);
     return 10 + per_time * option_number(p, "horizon");
   }
-  // log10 E = a + b x_k + c x_v + d x_k x_v through the four corners above.
-  const double a = linear ? 1.90 : 1.48, b = linear ? -0.92 : -0.76, c = linear ? -0.175 : -0.29,
-               d = linear ? -0.305 : -0.1625;
-  const double log_e = a + b * x_k + c * x_v + d * x_k * x_v;
+  const double a = std::clamp(std::log10(p.alpha), -0.3, 0.9);
+  static constexpr std::array<double, 8> softmax_fit{1.664, -0.585, -0.405, -0.156, 0.206, -0.146, 0.117, -0.885};
+  static constexpr std::array<double, 8> linear_fit{2.212, -0.849, -0.223, -0.250, 0.889, 0.187, -0.108, -2.059};
+  const auto& c = linear ? linear_fit : softmax_fit;
+  double log_e = c[0] + c[1] * x_k + c[2] * x_v + c[3] * x_k * x_v + c[4] * a + c[5] * a * x_k + c[6] * a * x_v +
+                 c[7] * a * a;
+  if (option_text(p, "balance-ridges") == "1" && p.r_k > 0 && p.r_k < p.r_v)
+    log_e -= 0.26 * std::min(3.0, std::log10(p.r_v / p.r_k));
   return std::min(std::pow(10.0, log_e), 1.05 * option_number(p, "max-iter") + 2);
 }
 
