@@ -95,7 +95,7 @@ std::vector<double> recording_times(const grid::point& p) {
 //     a, a x_k, a x_v, a², least squares over the cell means of tests/bench/erm_cost_calibration.toml
 //     (3 × 3 r grid × α = 0.5, 1, 2, 4, 8 × 2 seeds at √(ND) = 1000) and of the unbalanced half of
 //     tests/bench/balance_ridges.toml (α = 0.5, 2 × 4 seeds): 43 of 45 softmax and 42 of 45 linear
-//     cells within 2× (worst 2.1× and 3.4×; the earlier model without α: 29 and 26, worst 5×);
+//     cells within 2× (worst 2.1× and 3.4×; the earlier model without α: 29 and 26, worst 3.8× and 20×);
 //     logs/erm_cost_calibration.csv. A weak penalty on k is what costs (flat directions of the
 //     k-scale with curvature ~ r_k), and for linear attention more so at α ≈ 2 (E up to 7800).
 //     Larger sizes: the factor below (the size term of the cost), checked at the full size of
@@ -132,7 +132,7 @@ double expected_evaluations(const grid::point& p) {
     log_e -= 0.26 * std::min(3.0, std::log10(p.r_v / p.r_k));
   // Size: above √(ND) = 1000 the weak-k cells need more evaluations, E ∝ (√(ND)/1000)^γ with
   // γ = 0.3 (−x_k)(1 + x_v/4) ≥ 0: from √(ND) = 1000 to 2500 the corner means grow 2.3× (softmax)
-  // and 1.7× (linear) at r_k = 0.01, r_v = 1 (γ 0.9, 0.6), 1.4× and 1.1× at r_k = r_v = 0.01, and
+  // and 1.7× (linear) at r_k = 0.01, r_v = 1 (measured γ 0.9, 0.6), 1.4× and 1.1× at r_k = r_v = 0.01, and
   // not at r_k = 1; at 10⁴ a linear r_k = 0.01, r_v = 1, α = 0.5 training ran into the 10⁴ cap
   // (≥ 2.4× its mean at 1000). No reduction below √(ND) = 1000 (not measured there).
   const double size = std::max(0.0, std::log10(std::sqrt(static_cast<double>(sequences_of(p)) *
