@@ -132,14 +132,13 @@ std::vector<double> per_sample_values(const sample& smp, const model::activation
   std::vector<double> chi(f.max_length), zbar(f.max_length), sig(f.max_length);
   for (std::size_t s = 0; s < f.size(); ++s) {
     const std::size_t L = f.length[s];
-    const auto cs = f.chi(s), zs = f.z(s), p = f.p(s);
+    const auto cs = f.chi(s), zs = f.z(s);
     const double* xi = smp.xi.data() + s * f.max_length;
-    double y_bar = 0, second = 0, f_bar = 0, sig_sq = 0;
+    const double y_bar = smp.y_bar[s], second = smp.second[s];
+    double f_bar = 0, sig_sq = 0;
     for (std::size_t l = 0; l < L; ++l) {
       chi[l] = t[0] * cs[l] + t[2] * zs[l] + t[4] * xi[l];
       zbar[l] = t[1] * cs[l] + t[3] * zs[l] + t[5] * xi[l];
-      y_bar += p[l] * zs[l];
-      second += p[l] * zs[l] * zs[l];
     }
     sigma.evaluate({chi.data(), L}, {sig.data(), L});
     for (std::size_t l = 0; l < L; ++l) f_bar += sig[l] * zbar[l], sig_sq += sig[l] * sig[l];

@@ -55,9 +55,9 @@ struct manifold_objective {
   double best_value = std::numeric_limits<double>::infinity();
   Eigen::Vector2d best_x = Eigen::Vector2d::Zero();
 
-  // Every stride-th sample and its noise, packed (stride > 1): a strided pass over the whole
-  // sample is latency-bound, a pass over the packed subsample reads the same values in the same
-  // order, so the sums are bit for bit those of the strided pass.
+  // Every stride-th sample and its noise, packed (stride > 1), as the swapped descent packs its
+  // screening subsample: the same values in the same order, so the sums are bit for bit those of
+  // a strided pass (here, with 3-token rows, no measurable gain: tests/bench/README.md).
   model::teacher_fields packed_fields;
   std::vector<double> packed_noise;
 
