@@ -5,14 +5,17 @@
 #include <limits>
 
 #include "slr/model/activation.hpp"
+#include "slr/model/vector_math.hpp"
 
 namespace slr::model::detail {
 namespace {
 void softmax(std::span<const double> chi, std::span<double> sigma) {
   double top = -std::numeric_limits<double>::infinity();
   for (double c : chi) top = std::max(top, c);
+  for (std::size_t l = 0; l < chi.size(); ++l) sigma[l] = chi[l] - top;
+  vector_math::exp(sigma, sigma);
   double total = 0;
-  for (std::size_t l = 0; l < chi.size(); ++l) total += (sigma[l] = std::exp(chi[l] - top));
+  for (double s : sigma) total += s;
   const double inverse = 1.0 / total;
   for (double& s : sigma) s *= inverse;
 }

@@ -182,58 +182,94 @@ struct channel_sums {
 };
 
 
-// Small dense Cholesky factorisation in place (lower triangle; the upper one is left as is),
-// with the reciprocals of the diagonal kept for the solves (divisions are the latency-bound
-// part of a 6×6 solve). Hand-written because Eigen's LLT sends 6×6 inverses to its blocked
-// GEMM path; with a compile-time size these loops unroll. False if not positive definite.
+// Small dense LDLᵀ factorisation in place: K = L D Lᵀ with L unit lower triangular, stored below
+// the diagonal, D on the diagonal and its reciprocals in inverse_diagonal; the upper triangle
+// holds L(i, j) d_j at (j, i) (the unscaled column, reused by the next columns). Hand-written
+// because Eigen's LLT sends 6×6 inverses to its blocked GEMM path; with a compile-time size these
+// loops unroll. LDLᵀ rather than Cholesky: the factorisation is a chain of dependent operations
+// column after column, and a square root in every link of that chain made it the costliest part of
+// the prox steps (a 6×6 factorisation is too small for anything else to overlap it). False if K is
+// not positive definite (a pivot d_j ≤ 0 or NaN).
+// GCC's straight-line (SLP) vectoriser pairs entries of these small unrolled substitutions into
+// 16-byte loads of values just stored 8 bytes at a time, and every such load waits for the stores
+// to retire (a failed store-to-load forward, seen as the hot spots of the profile): scalar code is
+// faster here.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SLR_NO_SLP [[gnu::optimize("no-tree-vectorize")]]
+#else
+#define SLR_NO_SLP
+#endif
+
 template <class Mat, class Vec>
-bool cholesky_in_place(Mat& K, Vec& inverse_diagonal) {
+SLR_NO_SLP bool ldlt_factor(Mat& K, Vec& inverse_diagonal) {
   const Eigen::Index n = K.rows();
-  inverse_diagonal.resize(n);
   for (Eigen::Index j = 0; j < n; ++j) {
     double d = K(j, j);
-    for (Eigen::Index k = 0; k < j; ++k) d -= K(j, k) * K(j, k);
+    for (Eigen::Index k = 0; k < j; ++k) d -= K(j, k) * K(k, j);
     if (!(d > 0)) return false;
-    d = std::sqrt(d);
     K(j, j) = d;
     const double inverse = 1.0 / d;
     inverse_diagonal[j] = inverse;
     for (Eigen::Index i = j + 1; i < n; ++i) {
       double v = K(i, j);
-      for (Eigen::Index k = 0; k < j; ++k) v -= K(i, k) * K(j, k);
+      for (Eigen::Index k = 0; k < j; ++k) v -= K(i, k) * K(k, j);
+      K(j, i) = v;
       K(i, j) = v * inverse;
     }
   }
   return true;
 }
 
-// Solves (L Lᵀ) x = b in place, L the lower triangle of K.
-template <class Mat, class Vec>
-void cholesky_solve(const Mat& K, const Vec& inverse_diagonal, Vec& b) {
+template <class Vec>
+SLR_NO_SLP void ldlt_substitute(const auto& K, const Vec& inverse_diagonal, Vec& b) {
   const Eigen::Index n = K.rows();
   for (Eigen::Index i = 0; i < n; ++i) {
     double v = b[i];
     for (Eigen::Index k = 0; k < i; ++k) v -= K(i, k) * b[k];
-    b[i] = v * inverse_diagonal[i];
+    b[i] = v;
   }
+  for (Eigen::Index i = 0; i < n; ++i) b[i] *= inverse_diagonal[i];
   for (Eigen::Index i = n - 1; i >= 0; --i) {
     double v = b[i];
     for (Eigen::Index k = i + 1; k < n; ++k) v -= K(k, i) * b[k];
-    b[i] = v * inverse_diagonal[i];
+    b[i] = v;
   }
 }
 
-// Overwrites the lower triangle of a Cholesky factor L with L⁻¹ (lower triangular), so that
-// (LLᵀ)⁻¹_ij = Σ_{k ≥ max(i,j)} L⁻¹_ki L⁻¹_kj.
+// For compile-time sizes the work is done on local copies: the compiler cannot prove that stores
+// through the references do not alias the matrix, and would otherwise reload every entry after
+// every store (the substitutions became store-to-load chains through memory).
 template <class Mat, class Vec>
-void invert_lower_in_place(Mat& K, const Vec& inverse_diagonal) {
+bool ldlt_in_place(Mat& K, Vec& inverse_diagonal) {
+  inverse_diagonal.resize(K.rows());
+  return ldlt_factor(K, inverse_diagonal);
+}
+
+// Solves (L D Lᵀ) x = b in place, from ldlt_in_place.
+template <class Mat, class Vec>
+SLR_NO_SLP void ldlt_solve(const Mat& K, const Vec& inverse_diagonal, Vec& b) {
+  if constexpr (Mat::RowsAtCompileTime != Eigen::Dynamic) {
+    const Mat local = K;
+    const Vec inverse = inverse_diagonal;
+    Vec x = b;
+    ldlt_substitute(local, inverse, x);
+    b = x;
+  } else {
+    ldlt_substitute(K, inverse_diagonal, b);
+  }
+}
+
+// Overwrites the strictly lower triangle of the unit lower factor L with that of L⁻¹ (also unit
+// lower; the diagonal is set to 1), so that (L D Lᵀ)⁻¹_ij = Σ_{k ≥ max(i,j)} L⁻¹_ki d_k⁻¹ L⁻¹_kj.
+template <class Mat>
+void invert_unit_lower_in_place(Mat& K) {
   const Eigen::Index n = K.rows();
   for (Eigen::Index j = 0; j < n; ++j) {
-    K(j, j) = inverse_diagonal[j];
+    K(j, j) = 1.0;
     for (Eigen::Index i = j + 1; i < n; ++i) {
-      double v = 0;
-      for (Eigen::Index k = j; k < i; ++k) v -= K(i, k) * K(k, j);
-      K(i, j) = v * inverse_diagonal[i];
+      double v = -K(i, j);
+      for (Eigen::Index k = j + 1; k < i; ++k) v -= K(i, k) * K(k, j);
+      K(i, j) = v;
     }
   }
 }
@@ -364,13 +400,13 @@ struct prox_problem {
         mat K = p.hess;
         K.diagonal().array() += lambda;
         vec inverse_diagonal;
-        if (!cholesky_in_place(K, inverse_diagonal)) {
+        if (!ldlt_in_place(K, inverse_diagonal)) {
           lambda = std::max(10 * lambda, lambda_floor);
           stuck = lambda > 1e12;
           continue;
         }
         vec delta = -p.grad;
-        cholesky_solve(K, inverse_diagonal, delta);
+        ldlt_solve(K, inverse_diagonal, delta);
         const vec trial = p.h + delta;
         const double trial_value = value(trial);
         if (trial_value <= p.value) {
@@ -469,19 +505,20 @@ void process_sample(std::size_t s, const channel_inputs& in, channel_sample& sam
 
   const double w = fields.weight[s];
   // (H + A_L)⁻¹: V̂ needs its diagonal 2×2 blocks, ∂_y ĥ = (H + A_L)⁻¹∇f.
-  // With H + A_L = LLᵀ only the needed entries of the inverse are formed from L⁻¹.
+  // With H + A_L = LDLᵀ only the needed entries of the inverse are formed from L⁻¹ and D⁻¹.
   mat K = best.hess;
   mat P(n, n);
   vec dy_h = best.grad_f, inverse_diagonal;
-  if (cholesky_in_place(K, inverse_diagonal)) {
-    cholesky_solve(K, inverse_diagonal, dy_h);
-    invert_lower_in_place(K, inverse_diagonal);
+  if (ldlt_in_place(K, inverse_diagonal)) {
+    ldlt_solve(K, inverse_diagonal, dy_h);
+    invert_unit_lower_in_place(K);
     for (std::size_t l = 0; l < L; ++l) {
       const auto li = static_cast<Eigen::Index>(l), zi = static_cast<Eigen::Index>(L + l);
       double pcc = 0, pcz = 0, pzz = 0;
       for (Eigen::Index k = li; k < n; ++k) {
-        pcc += K(k, li) * K(k, li);
-        if (k >= zi) pcz += K(k, li) * K(k, zi), pzz += K(k, zi) * K(k, zi);
+        const double c = K(k, li), scaled = inverse_diagonal[k] * c;
+        pcc += scaled * c;
+        if (k >= zi) pcz += scaled * K(k, zi), pzz += inverse_diagonal[k] * K(k, zi) * K(k, zi);
       }
       P(li, li) = pcc, P(li, zi) = P(zi, li) = pcz, P(zi, zi) = pzz;
     }
