@@ -70,6 +70,36 @@ TEST(Mismatched, AnalyticGradientMatchesFiniteDifferences) {
   }
 }
 
+TEST(Mismatched, LinearClosedFormEqualsTheSampleBySampleSum) {
+  // Linear attention: 𝓔 and its gradient from the sample's moments against the per-sample sum,
+  // at interior points and at the descent's box (|θ_i| = 40), fixed and pmf lengths, both tasks.
+  const std::array<std::array<double, 7>, 4> thetas{{{0.7, 0.3, -0.2, 0.8, 0.4, 0.25, 0.3},
+                                                     {0, 1, 1, 0, 0, 0, 0},
+                                                     {40, -0.01, 3, 0.02, 40, -0.5, 12},
+                                                     {-13, 7, 40, -40, 0.1, 25, -3}}};
+  for (const char* task : {"spiked", "max"}) {
+    auto problem = make(task, 2, 3, "linear");
+    for (const bool pmf : {false, true}) {
+      if (pmf) problem.lengths = model::length_law::parse("1:0.25,3:0.5,10:0.25");
+      const mc_settings mc{3000, 17, 2};
+      for (const auto& theta : thetas) {
+        std::array<double, 7> closed{}, direct{};
+        const double a = seven_parameter_risk(problem, mc, theta, &closed, risk_evaluation::moments);
+        const double b = seven_parameter_risk(problem, mc, theta, &direct, risk_evaluation::per_sample);
+        EXPECT_NEAR(a, b, 1e-12 * std::abs(b)) << task << " pmf " << pmf << " θ_0 " << theta[0];
+        double scale = 0;
+        for (double v : direct) scale = std::max(scale, std::abs(v));
+        for (std::size_t k = 0; k < 7; ++k)
+          EXPECT_NEAR(closed[k], direct[k], 1e-12 * scale) << task << " pmf " << pmf << " ∂θ_" << k;
+        EXPECT_EQ(seven_parameter_risk(problem, mc, theta, nullptr), a); // what the descent uses
+      }
+    }
+  }
+  EXPECT_THROW((void)seven_parameter_risk(make("spiked", 2, 3, "softmax"), {1000, 1, 1}, thetas[0], nullptr,
+                                          risk_evaluation::moments),
+               std::invalid_argument);
+}
+
 TEST(Mismatched, MirrorSymmetryAndSoftmaxAttainsBayes) {
   // (v, v*) → (−v, −v*): θ → (m_kk, −m_vk, −m_kv, m_vv, a, −b, c) leaves 𝓔 unchanged in law.
   const auto problem = make("spiked", 4, 10, "softmax");

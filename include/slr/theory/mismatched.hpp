@@ -52,10 +52,17 @@ struct mismatched_minimum {
 [[nodiscard]] mismatched_minimum minimise_from_swapped_start(const model::problem& problem, const mc_settings& mc,
                                                              const mismatched_settings& settings = {});
 
+/// How 𝓔 is summed over the sample: automatic = as the descent does (moments for linear
+/// attention, sample by sample otherwise); per_sample = sample by sample for every activation;
+/// moments = the closed form in θ from the sample's moments, linear attention only (else
+/// std::invalid_argument).
+enum class risk_evaluation { automatic, per_sample, moments };
+
 /// 𝓔 and its gradient in θ on the sample of (problem, mc): what the descent minimises (tests,
 /// diagnostics). gradient may be null.
 [[nodiscard]] double seven_parameter_risk(const model::problem& problem, const mc_settings& mc,
-                                          const std::array<double, 7>& theta, std::array<double, 7>* gradient);
+                                          const std::array<double, 7>& theta, std::array<double, 7>* gradient,
+                                          risk_evaluation how = risk_evaluation::automatic);
 
 /// θ → (M, Q): M = [[m_kk, m_vk], [m_kv, m_vv]] (rows teacher), Q = MᵀM + LLᵀ.
 [[nodiscard]] model::order_parameters order_parameters_of(const std::array<double, 7>& theta);
