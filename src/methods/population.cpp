@@ -108,18 +108,33 @@ method_descriptor describe_population() {
     r.set("bayes_risk_stderr", bayes.stderr);
     return r;
   };
-  // Objective evaluations in whole-sample units, measured on the full-size Fig 2 and Fig 5 jobs:
-  // the matched minimum ~20 when its starts are screened on a subsample (S ≥ 4·10⁴), ~100 when not;
-  // the swapped descent ~450 screened, ~1500 not. An evaluation costs ~4.5e-8 s per token; the
-  // teacher fields, the Bayes risk and the risk at the minimiser ~2.5e-7 s per token.
+  // Seconds per token (S·L) of a point, measured on the full-size Fig 5 job (S = 10⁵, L = 10, 26 ν
+  // per task; means over the points of each activation, one worker per core): the matched minimum
+  // (its starts screened on a subsample when S ≥ 2·screening_samples) and the swapped descent
+  // (which includes a matched minimum). Linear attention's descent evaluates its risk in closed
+  // form from the sample's moments, so its cost is the matched minimum's. Without screening the
+  // matched minimum takes ~100 whole-sample evaluations instead of ~20 and the descent ~1500
+  // instead of ~450. `at` evaluates once: the draw and one pass, ~2.5e-7 s per token.
   m.cost_seconds = [](const grid::point& p) {
-    const double samples = option_number(p, "samples");
-    const bool screened = samples >= 2 * theory::minimisation_settings{}.screening_samples;
-    const double evaluations = !option_text(p, "at").empty()                ? 1.0
-                               : option_text(p, "start") == "swapped" ? (screened ? 450.0 : 1500.0) + (screened ? 20.0 : 100.0)
-                               : screened                                    ? 20.0
-                                                                             : 100.0;
-    return samples * p.problem.lengths.mean() * (2.5e-7 + 4.5e-8 * evaluations);
+    const double tokens = option_number(p, "samples") * p.problem.lengths.mean();
+    if (!option_text(p, "at").empty()) return tokens * 2.5e-7;
+    const bool screened = option_number(p, "samples") >= 2 * theory::minimisation_settings{}.screening_samples;
+    struct per_token {
+      double matched, swapped;
+    };
+    const auto c = [&]() -> per_token {
+      switch (p.problem.activation.kind) {
+      case model::activation_kind::softmax: return {0.47e-6, 2.9e-6};
+      case model::activation_kind::linear: return {0.30e-6, 0.40e-6};
+      case model::activation_kind::erf: return {0.61e-6, 9.3e-6};
+      case model::activation_kind::softplus_kernel: return {0.74e-6, 6.7e-6};
+      }
+      return {0.74e-6, 9.3e-6};
+    }();
+    const bool linear = p.problem.activation.kind == model::activation_kind::linear;
+    if (option_text(p, "start") == "swapped")
+      return tokens * (screened ? c.swapped : (linear ? 5.0 : 3.3) * c.swapped);
+    return tokens * (screened ? c.matched : 5.0 * c.matched);
   };
   m.memory_bytes = [](const grid::point& p) {
     return static_cast<std::size_t>(option_number(p, "samples") * (p.problem.lengths.max_length() * 40.0 + 32.0));
