@@ -23,6 +23,8 @@
 namespace slr::model::vector_math {
 namespace {
 
+enum class function { exp, erf, log1p };
+
 #if SLR_VECTOR_MATH_LIBMVEC
 // glibc's vector ABI names (x86-64 vector function ABI): b = SSE 2 lanes, d = AVX2 4 lanes.
 // Both are resolved by glibc for the running CPU; the caller must only be able to pass the
@@ -40,8 +42,6 @@ __m256d _ZGVdN4v_erf(__m256d);
 __m256d _ZGVdN4v_log1p(__m256d);
 }
 #pragma GCC pop_options
-
-enum class function { exp, erf, log1p };
 
 template <function F>
 __attribute__((target("avx2,fma"))) __m256d call4(__m256d v) noexcept {
@@ -86,39 +86,28 @@ bool use_avx2() noexcept {
   return avx2;
 }
 
+#endif
+
 template <function F>
 void apply(std::span<const double> x, std::span<double> y) noexcept {
   const std::size_t n = std::min(x.size(), y.size());
+#if SLR_VECTOR_MATH_LIBMVEC
   if (use_avx2()) apply_avx2<F>(x.data(), y.data(), n);
   else apply_sse2<F>(x.data(), y.data(), n);
-}
+#else
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (F == function::exp) y[i] = std::exp(x[i]);
+    else if constexpr (F == function::erf) y[i] = std::erf(x[i]);
+    else y[i] = std::log1p(x[i]);
+  }
 #endif
+}
 
 } // namespace
 
-void exp(std::span<const double> x, std::span<double> y) noexcept {
-#if SLR_VECTOR_MATH_LIBMVEC
-  apply<function::exp>(x, y);
-#else
-  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) y[i] = std::exp(x[i]);
-#endif
-}
-
-void erf(std::span<const double> x, std::span<double> y) noexcept {
-#if SLR_VECTOR_MATH_LIBMVEC
-  apply<function::erf>(x, y);
-#else
-  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) y[i] = std::erf(x[i]);
-#endif
-}
-
-void log1p(std::span<const double> x, std::span<double> y) noexcept {
-#if SLR_VECTOR_MATH_LIBMVEC
-  apply<function::log1p>(x, y);
-#else
-  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) y[i] = std::log1p(x[i]);
-#endif
-}
+void exp(std::span<const double> x, std::span<double> y) noexcept { apply<function::exp>(x, y); }
+void erf(std::span<const double> x, std::span<double> y) noexcept { apply<function::erf>(x, y); }
+void log1p(std::span<const double> x, std::span<double> y) noexcept { apply<function::log1p>(x, y); }
 
 std::string_view backend() noexcept {
 #if SLR_VECTOR_MATH_LIBMVEC

@@ -21,10 +21,6 @@ namespace {
 
 constexpr std::size_t chunk_size = 512;
 
-// The fixed sample of a descent: teacher fields and one student-noise normal ξ_l per token (the
-// first normal of the student-noise stream, as population_risk draws it).
-// Per sample also the two θ-independent terms of the risk, ȳ = Σ_j p_j z*_j and Σ_j p_j z*_j²,
-// formed once instead of in every evaluation (the same sums, so the same values).
 // Linear attention (σ_l = 1 + χ_l) makes the per-sample risk e a polynomial in θ. With u_l =
 // (χ*_l, z*_l, ξ_l), θ_χ = (m_kk, m_kv, a), θ_z = (m_vk, m_vv, b): χ_l = θ_χ·u_l, z̄_l = θ_z·u_l, and
 // with s = Σ_l u_l, Q = Σ_l u_l u_lᵀ,
@@ -46,6 +42,10 @@ struct linear_moments {
   }
 };
 
+// The fixed sample of a descent: teacher fields and one student-noise normal ξ_l per token (the
+// first normal of the student-noise stream, as population_risk draws it).
+// Per sample also the two θ-independent terms of the risk, ȳ = Σ_j p_j z*_j and Σ_j p_j z*_j²,
+// formed once instead of in every evaluation (the same sums, so the same values).
 struct sample {
   model::teacher_fields fields;
   std::vector<double> xi;          // S × max_length
@@ -121,12 +121,7 @@ struct accumulator {
   }
 };
 
-// Per sample, with χ_l = m_kk χ*_l + m_kv z*_l + a ξ_l and z̄_l = m_vk χ*_l + m_vv z*_l + b ξ_l (the
-// c-part of z, independent Gaussian, integrated exactly):
-//   e = Σ_j p_j z*_j² − 2 ȳ f̄ + f̄² + c² Σ_l σ_l²,  ȳ = Σ_j p_j z*_j,  f̄ = Σ_l σ_l z̄_l,
-// and its gradient (g = 2(f̄ − ȳ); ∂e/∂z̄_l = g σ_l; ∂e/∂χ = Jᵀ(g z̄ + 2c²σ); ∂e/∂c = 2c Σσ²).
-// The weights are multiplied by weight_scale (teacher_fields::strided_weight_scale for a
-// subsample of every stride-th sample, packed by every()).
+// The weighted sum of e and its gradient from the moments (linear attention; see linear_moments).
 accumulator evaluate_linear(const linear_moments& mo, const std::array<double, 7>& t, bool with_gradient,
                             double weight_scale) {
   const Eigen::Vector3d tc(t[0], t[2], t[4]), tz(t[1], t[3], t[5]);
@@ -154,6 +149,12 @@ accumulator evaluate_linear(const linear_moments& mo, const std::array<double, 7
   return acc;
 }
 
+// Per sample, with χ_l = m_kk χ*_l + m_kv z*_l + a ξ_l and z̄_l = m_vk χ*_l + m_vv z*_l + b ξ_l (the
+// c-part of z, independent Gaussian, integrated exactly):
+//   e = Σ_j p_j z*_j² − 2 ȳ f̄ + f̄² + c² Σ_l σ_l²,  ȳ = Σ_j p_j z*_j,  f̄ = Σ_l σ_l z̄_l,
+// and its gradient (g = 2(f̄ − ȳ); ∂e/∂z̄_l = g σ_l; ∂e/∂χ = Jᵀ(g z̄ + 2c²σ); ∂e/∂c = 2c Σσ²).
+// The weights are multiplied by weight_scale (teacher_fields::strided_weight_scale for a
+// subsample of every stride-th sample, packed by every()).
 accumulator evaluate(const sample& smp, const model::activation& sigma, const std::array<double, 7>& t,
                      unsigned threads, bool with_gradient, double weight_scale = 1.0) {
   if (smp.linear) return evaluate_linear(*smp.linear, t, with_gradient, weight_scale);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
@@ -28,29 +29,35 @@ double ulps(double value, double expected) {
   return std::abs(value - expected) / ulp;
 }
 
+// n arguments drawn uniformly from the function's tested range.
+std::vector<double> arguments(const case_t& c, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(c.lo, c.hi);
+  std::vector<double> x(n);
+  for (auto& v : x) v = uniform(rng);
+  return x;
+}
+
 class VectorMath : public ::testing::TestWithParam<case_t> {};
 
-TEST_P(VectorMath, WithinFourUlpOfTheScalarFunctionOverItsRange) {
+TEST_P(VectorMath, WithinFiveUlpOfTheScalarFunctionOverItsRange) {
   const auto& c = GetParam();
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> uniform(c.lo, c.hi);
-  std::vector<double> x(10007), y(x.size());
-  for (auto& v : x) v = uniform(rng);
+  auto x = arguments(c, 10007, 7);
+  std::vector<double> y(x.size());
   x[0] = 0.0, x[1] = c.lo, x[2] = c.hi, x[3] = 1e-300, x[4] = -1e-17;
   c.f(x, y);
   double worst = 0;
   for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, ulps(y[i], c.ref(x[i])));
-  // glibc documents up to 4 ulp for its vector functions; the scalar ones are within 1.
+  // glibc documents up to 4 ulp from the exact value for its vector functions, the scalar ones
+  // within 1: at most 5 apart.
   EXPECT_LE(worst, 5.0) << c.name << " on " << vm::backend();
   RecordProperty("worst_ulp", std::to_string(worst));
 }
 
 TEST_P(VectorMath, AnElementsResultDoesNotDependOnItsPositionOrTheSpanLength) {
   const auto& c = GetParam();
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> uniform(c.lo, c.hi);
-  std::vector<double> x(23), whole(x.size());
-  for (auto& v : x) v = uniform(rng);
+  const auto x = arguments(c, 23, 11);
+  std::vector<double> whole(x.size());
   c.f(x, whole);
   for (std::size_t length = 1; length <= 9; ++length)
     for (std::size_t start = 0; start + length <= x.size(); start += 5) {
