@@ -15,38 +15,37 @@ points whose f64 training took at most N evaluations (a quick check of the pairi
 import argparse
 import json
 import math
+import os
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "python"))
+import slr_sweep  # noqa: E402  (the archive reader of this repository: decoding, schema 1 and 2)
 
-def text(value):
-    return value.decode() if isinstance(value, bytes) else value
+RESULTS = ("test_risk", "test_risk_stderr", "order_parameters_m_kk", "order_parameters_q_kk", "grad_evals", "wall_s")
 
 
 def points(archive):
     """The ok f64 erm rows: (seed, {parameter: value}, {result: value})."""
-    with h5py.File(archive, "r") as f:
-        table = f["/points"]
-        names = [n for n in text(table.attrs["parameter_columns"]).split(",") if n]
-        rows = []
-        for row in table[:]:
-            if text(row["method"]) != "erm" or text(row["status"]) != "ok" or text(row["precision"]) != "f64":
-                continue
-            parameters = {}
-            for name in names:
-                value = text(row[name])
-                if value == "" or (isinstance(value, float) and math.isnan(value)):
-                    continue
-                parameters[name] = value
-            if "L" in parameters and parameters.get("L_pmf") == str(parameters["L"]):
-                del parameters["L_pmf"]  # the same length written twice; the CLI takes one
-            results = {n: row[n] for n in ("test_risk", "test_risk_stderr", "order_parameters_m_kk",
-                                           "order_parameters_q_kk", "grad_evals", "wall_s")}
-            rows.append((int(row["seed"]), parameters, results))
+    columns = slr_sweep.load_columns(archive)
+    names = slr_sweep.parameter_columns(archive)
+    rows = []
+    for i in range(len(columns["seed"])):
+        if columns["method"][i] != "erm" or columns["status"][i] != "ok" or columns["precision"][i] != "f64":
+            continue
+        parameters = {}
+        for name in names:
+            value = columns[name][i]
+            if value == "" or (isinstance(value, float) and math.isnan(value)):
+                continue  # not a parameter of this point
+            parameters[name] = value
+        if "L" in parameters and parameters.get("L_pmf") == str(parameters["L"]):
+            del parameters["L_pmf"]  # the same length written twice; the CLI takes one
+        rows.append((int(columns["seed"][i]), parameters, {n: columns[n][i] for n in RESULTS}))
     return rows
 
 
