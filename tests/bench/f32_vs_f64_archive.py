@@ -35,7 +35,9 @@ def points(archive):
     names = slr_sweep.parameter_columns(archive)
     rows = []
     for i in range(len(columns["seed"])):
-        if columns["method"][i] != "erm" or columns["status"][i] != "ok" or columns["precision"][i] != "f64":
+        # archives older than the precision option have no such column: their points are f64
+        precision = columns["precision"][i] if "precision" in columns else "f64"
+        if columns["method"][i] != "erm" or columns["status"][i] != "ok" or precision not in ("f64", ""):
             continue
         parameters = {}
         for name in names:
@@ -50,11 +52,10 @@ def points(archive):
 
 
 def run_f32(binary, seed, parameters):
-    command = [binary, "point", "--method", "erm", "--seed", str(seed), "--threads", "1"]
+    command = [binary, "point", "--method", "erm", "--seed", str(seed), "--threads", "1", "--precision", "f32"]
     for name, value in parameters.items():
-        if name == "precision":
-            value = "f32"
-        command += ["--" + name.replace("_", "-"), str(value)]
+        if name != "precision":
+            command += ["--" + name.replace("_", "-"), str(value)]
     start = time.perf_counter()
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(out), time.perf_counter() - start
