@@ -327,9 +327,15 @@ public:
           check_header(f, position);
           seen_header = true;
         }
-        if (f.type != header && !decode(f.type, f.payload, on_entry))
-          contents.damage.push_back({position, position + f.size, "point (its column-schema record is damaged)",
-                                     true, load<std::uint64_t>(f.payload.data())});
+        if (f.type != header && !decode(f.type, f.payload, on_entry)) {
+          journal_damage d;
+          d.begin = position;
+          d.end = position + f.size;
+          d.record_type = "point (its column-schema record is damaged)";
+          d.records = 1;
+          d.point_ids.push_back(load<std::uint64_t>(f.payload.data()));
+          contents.damage.push_back(std::move(d));
+        }
         position += f.size;
         contents.valid_bytes = position;
         continue;
@@ -343,10 +349,15 @@ public:
       else
         next = next_intact(file, position + 1);
       if (next == std::string_view::npos || next == file.size()) {
-        // Nothing intact follows: a torn tail. A crash mid-append leaves a prefix of the record,
-        // zeros, or stale blocks (data=writeback file systems); none of it was acknowledged,
-        // unless bit rot hit the very last record, which the snapshot merge or a resume brings back.
-        contents.ignored_bytes = file.size() - position;
+        // Nothing intact follows. A prefix of one record is a torn write (a crash or a full disk
+        // mid-append): never acknowledged, cut without a word. Anything else at the end (a
+        // complete frame whose checksum fails, zeros, garbage) may have been acknowledged: damage.
+        if (f.status == frame_view::state::incomplete) {
+          contents.ignored_bytes = file.size() - position;
+        } else {
+          contents.damage.push_back(describe(file, position, file.size(), f));
+          contents.damage.back().at_end = true;
+        }
         break;
       }
       contents.damage.push_back(describe(file, position, next, f));
@@ -375,17 +386,31 @@ private:
       throw journal_error(what_ + " is not an slr-sweep journal (or a newer format: \"" + text + "\")");
   }
 
+  // What a damaged stretch held, as far as its bytes tell: every v2 frame header inside it whose
+  // header checksum holds gives a record's type (and a point's id, the first 8 payload bytes).
   static journal_damage describe(std::string_view file, std::size_t begin, std::size_t end, const frame_view& f) {
     journal_damage d;
     d.begin = begin;
     d.end = end;
     d.record_type = f.header_ok ? record_type_name(f.type) : "unknown";
-    const std::size_t header_size = file.substr(begin).starts_with(std::string_view(frame_magic_v2, 4))
-                                        ? frame_header_v2
-                                        : frame_header_v1;
-    if (f.header_ok && f.type == point && begin + header_size + 8 <= end) {
-      d.has_point_id = true;
-      d.point_id = load<std::uint64_t>(file.data() + begin + header_size);
+    const auto stretch = file.substr(0, end);
+    for (std::size_t at = stretch.find("SLR", begin); at != std::string_view::npos; at = stretch.find("SLR", at + 1)) {
+      if (at + frame_header_v2 > end) break;
+      const char* p = file.data() + at;
+      std::uint32_t type = 0;
+      if (std::memcmp(p, frame_magic_v2, 4) == 0) {
+        if (crc32c(std::string_view(p, 16)) != load<std::uint32_t>(p + 16)) continue;
+        type = load<std::uint32_t>(p + 4);
+      } else if (std::memcmp(p, frame_magic_v1, 4) == 0 && at == begin && f.header_ok) {
+        type = f.type; // v1 headers carry no checksum: trusted only where the scanner did
+      } else {
+        continue;
+      }
+      if (d.records == 0) d.record_type = record_type_name(type);
+      ++d.records;
+      const std::size_t header_size = p[3] == '2' ? frame_header_v2 : frame_header_v1;
+      if ((type == point || type == point_kv) && at + header_size + 8 <= end)
+        d.point_ids.push_back(load<std::uint64_t>(p + header_size));
     }
     return d;
   }
@@ -606,11 +631,19 @@ std::string describe_damage(const journal_contents& contents, std::size_t max_li
     const auto& d = contents.damage[i];
     if (!out.empty()) out += "\n";
     out += "  bytes " + std::to_string(d.begin) + "-" + std::to_string(d.end) + " (" +
-           std::to_string(d.end - d.begin) + " bytes): " + d.record_type + " record";
-    if (d.has_point_id) {
-      char id[24];
-      std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(d.point_id));
-      out += std::string(" of point ") + id + " (id unverified)";
+           std::to_string(d.end - d.begin) + " bytes" + (d.at_end ? ", at the end of the file" : "") + "): ";
+    if (d.records == 0) out += "no record header survived";
+    else if (d.records == 1) out += d.record_type + " record";
+    else out += std::to_string(d.records) + " records whose header survived";
+    if (!d.point_ids.empty()) {
+      out += d.point_ids.size() == 1 ? ", point" : ", points";
+      for (std::size_t k = 0; k < d.point_ids.size() && k < 6; ++k) {
+        char id[24];
+        std::snprintf(id, sizeof id, " %016llx", static_cast<unsigned long long>(d.point_ids[k]));
+        out += id;
+      }
+      if (d.point_ids.size() > 6) out += " …";
+      out += " (ids unverified)";
     }
   }
   if (contents.damage.size() > max_lines)

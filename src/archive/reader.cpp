@@ -219,6 +219,7 @@ std::vector<point_row> reader::points() const {
     return m == nullptr ? std::vector<std::string>(n) : read_text_column(dataset, n, name, m->type.get());
   };
   std::set<std::string> not_results = {"completed_unix"};
+  std::set<std::string> parameter_names; // the table's parameter columns
   if (state_->attributes.schema_version < 2) {
     // The first schema: fixed SLR columns and the options text.
     std::vector<std::int64_t> L(n, -1);
@@ -230,11 +231,13 @@ std::vector<point_row> reader::points() const {
       rows[i].parameters = schema1_parameters(task[i], nu[i], L[i], L_pmf[i], delta[i], activation[i], erf_offset[i],
                                               alpha[i], r_k[i], r_v[i], options[i]);
     not_results.insert({"nu", "delta", "erf_offset", "alpha", "r_k", "r_v"});
+    parameter_names = {"task", "nu", "L", "L_pmf", "delta", "activation", "erf_offset", "alpha", "r_k", "r_v", "options"};
   } else {
     // Typed parameter columns, named by the table's own attribute: int64 (always present),
     // float64 (NaN = the point has no such parameter), text ("" = none).
     for (const auto& name : split_list(h5::read_text_attribute(dataset, "parameter_columns"))) {
       not_results.insert(name);
+      parameter_names.insert(name);
       const auto* m = find_member(members, name);
       if (m == nullptr) throw archive_error(state_->path.string() + ": /points has no parameter column '" + name + "'");
       if (m->type_class == H5T_INTEGER) {
@@ -251,15 +254,23 @@ std::vector<point_row> reader::points() const {
       }
     }
   }
-  std::vector<std::string> value_names;
+  // Result columns back to the names rows and the journal use (the inverse of the writer's
+  // result_column_of: ERM's "D_result" is the result "D").
+  std::vector<std::string> columns, value_names;
+  const auto is_parameter = [&](const std::string& name) { return parameter_names.contains(name); };
   for (const auto& m : members)
-    if (m.type_class == H5T_FLOAT && !not_results.contains(m.name)) value_names.push_back(m.name);
+    if (m.type_class == H5T_FLOAT && !not_results.contains(m.name)) {
+      columns.push_back(m.name);
+      value_names.push_back(value_name_of(m.name, is_parameter));
+    }
+  if (const std::set<std::string> distinct(value_names.begin(), value_names.end()); distinct.size() != value_names.size())
+    throw archive_error(state_->path.string() + ": /points has two result columns for one result name");
   for (auto& r : rows) {
     r.value_names = value_names;
     r.values.resize(value_names.size());
   }
   for (std::size_t c = 0; c < value_names.size(); ++c) {
-    const auto v = read_number_column<double>(dataset, n, value_names[c], H5T_NATIVE_DOUBLE);
+    const auto v = read_number_column<double>(dataset, n, columns[c], H5T_NATIVE_DOUBLE);
     for (std::size_t i = 0; i < n; ++i) rows[i].values[c] = v[i];
   }
   return rows;

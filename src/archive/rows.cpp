@@ -13,6 +13,24 @@ std::string archive_column_name(std::string_view result_column) {
 }
 
 namespace {
+constexpr std::string_view result_suffix = "_result";
+std::string without_result_suffixes(std::string name) {
+  while (name.size() > result_suffix.size() && name.ends_with(result_suffix)) name.resize(name.size() - result_suffix.size());
+  return name;
+}
+} // namespace
+
+std::string result_column_of(const std::string& value_name, const std::function<bool(const std::string&)>& is_parameter) {
+  return is_parameter(without_result_suffixes(value_name)) ? value_name + std::string(result_suffix) : value_name;
+}
+
+std::string value_name_of(const std::string& result_column, const std::function<bool(const std::string&)>& is_parameter) {
+  if (result_column.ends_with(result_suffix) && is_parameter(without_result_suffixes(result_column)))
+    return result_column.substr(0, result_column.size() - result_suffix.size());
+  return result_column;
+}
+
+namespace {
 std::map<std::string, parameter_description>& described() {
   static std::map<std::string, parameter_description> descriptions;
   return descriptions;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -168,13 +169,12 @@ void write_points(const h5::handle& file, const std::vector<const point_row*>& r
   columns.push_back({k::u32, "run_index"});
   columns.push_back({k::f64, "completed_unix"});
   const std::size_t first_value = columns.size();
-  // A result named like a parameter (ERM's D: the dimension simulated, beside the D asked for)
-  // is stored as "<name>_result": one name, one column.
+  const auto is_parameter = [&](const std::string& name) {
+    return std::any_of(parameters.begin(), parameters.end(), [&](const parameter_column& p) { return p.name == name; });
+  };
   std::vector<std::string> result_names;
   for (const auto& name : value_names) {
-    const bool taken = std::any_of(parameters.begin(), parameters.end(),
-                                   [&](const parameter_column& p) { return p.name == name; });
-    result_names.push_back(taken ? name + "_result" : name);
+    result_names.push_back(result_column_of(name, is_parameter));
     columns.push_back({k::f64, result_names.back()});
   }
   columns.push_back({k::vlen_text, "extra_json"});
@@ -298,8 +298,9 @@ void sort_rows(std::vector<const point_row*>& rows) {
   });
 }
 
-void write_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content) {
-  // Built in memory and written by save_image(): a full disk fails one write(2) cleanly.
+namespace {
+// The whole snapshot as an in-memory HDF5 file.
+h5::handle snapshot_image(const std::filesystem::path& archive_path, const snapshot_content& content) {
   auto file = h5::file_create_in_memory(archive_path.string());
   write_points(file, content.rows);
   write_runs(file, content.runs);
@@ -319,6 +320,18 @@ void write_snapshot(const std::filesystem::path& archive_path, const snapshot_co
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   h5::write_int_attribute(file, "journal_bytes", static_cast<long long>(content.journal_bytes));
   h5::write_int_attribute(file, "journal_points", static_cast<long long>(content.journal_points));
+  return file;
+}
+} // namespace
+
+void check_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content) {
+  auto file = snapshot_image(archive_path, content);
+  file.close();
+}
+
+void write_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content) {
+  // Built in memory and written by save_image(): a full disk fails one write(2) cleanly.
+  auto file = snapshot_image(archive_path, content);
   h5::save_image(file, archive_path);
 }
 

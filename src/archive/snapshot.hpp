@@ -3,6 +3,7 @@
 // root attributes) to "<archive>.tmp", fsyncs it and renames it over "<archive>".
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ void sort_rows(std::vector<const point_row*>& rows);
 /// Writes the snapshot atomically (temporary file, fsync, rename, directory fsync).
 /// Throws hdf5_error or archive_error.
 void write_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content);
+
+/// Builds the snapshot in memory and discards it: throws what write_snapshot would throw for this
+/// content, before a caller changes any file.
+void check_snapshot(const std::filesystem::path& archive_path, const snapshot_content& content);
 
 /// The union of value column names over rows: grid::result_columns order first, then others.
 [[nodiscard]] std::vector<std::string> value_column_union(const std::vector<const point_row*>& rows);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cmath>
 #include <unordered_set>
 
@@ -38,6 +39,7 @@ struct writer::state {
   std::chrono::steady_clock::time_point last_rebuild = std::chrono::steady_clock::now();
   double last_rebuild_seconds = 0;
   std::string last_rebuild_error;
+  open_report opened;
 
   state(std::filesystem::path p, writer_options o, journal_writer j)
       : path(std::move(p)), options(o), journal(std::move(j)) {}
@@ -129,43 +131,20 @@ writer writer::create(const std::filesystem::path& path, const journal_job& job,
   return writer(std::move(s));
 }
 
-namespace {
-// An archive copied without its journal (e.g. moved to another cluster): the snapshot holds
-// everything the journal would replay to, so write a journal from it.
-void journal_from_snapshot(const std::filesystem::path& path, const std::filesystem::path& journal_file) {
-  const reader snapshot(path);
-  const auto& a = snapshot.attributes();
-  auto journal = journal_writer::create(journal_file, {a.job_text, a.job_fingerprint, "", a.job_name});
-  auto runs = snapshot.runs();
-  std::sort(runs.begin(), runs.end(), [](const run_row& x, const run_row& y) { return x.run_index < y.run_index; });
-  auto points = snapshot.points();
-  std::stable_sort(points.begin(), points.end(),
-                   [](const point_row& x, const point_row& y) { return x.run_index < y.run_index; });
-  std::size_t next = 0;
-  for (std::uint32_t r = 0; r < runs.size(); ++r) {
-    journal_run_begin begin{runs[r]};
-    begin.run.run_index = r;
-    journal.append(begin);
-    for (; next < points.size() && points[next].run_index == runs[r].run_index; ++next) {
-      points[next].run_index = r;
-      journal.append(points[next]);
-    }
-    if (std::isfinite(runs[r].end_unix)) journal.append(journal_run_end{r, runs[r].end_unix, runs[r].exit_reason});
-  }
-  for (; next < points.size(); ++next) journal.append(points[next]); // rows of unknown runs
-  journal.sync();
-}
-} // namespace
-
-writer writer::open(const std::filesystem::path& path, writer_options options) {
+writer writer::open(const std::filesystem::path& path, writer_options options, const row_check& check) {
   const auto journal_file = journal_path(path);
+  std::vector<refused_row> refused;
+  bool from_snapshot = false;
   if (!std::filesystem::exists(journal_file)) {
     if (!std::filesystem::exists(path)) throw archive_not_found_error("no archive at " + path.string());
-    journal_from_snapshot(path, journal_file);
+    journal_from_snapshot(path, journal_file, check, refused);
+    from_snapshot = true;
   }
   journal_contents contents;
   auto journal = journal_writer::open(journal_file, contents); // refuses a damaged journal, changing nothing
   auto s = std::make_unique<state>(path, options, std::move(journal));
+  s->opened.torn_bytes = contents.ignored_bytes;
+  s->opened.journal_from_snapshot = from_snapshot;
   std::unordered_set<std::string> fingerprints;
   for (auto& e : contents.entries) {
     if (const auto* j = std::get_if<journal_job>(&e)) fingerprints.insert(j->fingerprint);
@@ -173,26 +152,40 @@ writer writer::open(const std::filesystem::path& path, writer_options options) {
   }
   if (!s->model.has_job())
     throw journal_error(journal_file.string() + " holds no job record; `slr-sweep recover --salvage " + path.string() +
-                        "` takes it from the .h5");
-  // Rows the .h5 holds but a truncated journal lost are journaled again, never dropped.
-  auto lost = snapshot_rows_missing_from(path, s->model, fingerprints);
+                        "` takes it from the .h5 (or from the job file: add --job JOB.toml)");
+  // Rows the .h5 holds but a truncated journal lost are journaled again, never dropped; rows
+  // that are not points of the job are reported and left out. The snapshot they make is written
+  // first (with the journal length it will reflect), so a failure there appends nothing.
+  auto lost = snapshot_rows_missing_from(path, s->model, fingerprints, check);
+  for (auto& r : lost.refused) // the rows refused while the journal was written from the .h5 come again
+    if (std::none_of(refused.begin(), refused.end(), [&](const refused_row& x) { return x.point_id == r.point_id; }))
+      refused.push_back(std::move(r));
+  s->opened.refused = std::move(refused);
+  s->opened.merge_note = lost.note;
   if (!lost.entries.empty()) {
+    std::uint64_t bytes = s->journal.size_bytes();
+    for (const auto& e : lost.entries) bytes += encode_record(e).size();
+    for (auto& e : lost.entries) s->apply(journal_entry{e});
+    write_snapshot(path, s->model.snapshot(bytes));
     for (const auto& e : lost.entries) s->journal.append(e);
     s->journal.sync();
-    for (auto& e : lost.entries) s->apply(std::move(e));
+    s->opened.merged_points = lost.points;
+    return writer(std::move(s));
   }
   // The snapshot may be stale or missing after a crash; an up-to-date one is left as it is.
   bool current = false;
   try {
     const reader snapshot(path);
     const auto& a = snapshot.attributes();
-    current = lost.entries.empty() && a.journal_bytes == s->journal.size_bytes() &&
+    current = s->opened.refused.empty() && a.journal_bytes == s->journal.size_bytes() &&
               a.journal_points == s->model.point_records() && a.job_fingerprint == s->model.job().fingerprint;
   } catch (const archive_error&) {
   }
   if (!current) s->rebuild();
   return writer(std::move(s));
 }
+
+const writer::open_report& writer::opened() const noexcept { return state_->opened; }
 
 journal_job read_stored_job(const std::filesystem::path& path) {
   const auto journal_file = journal_path(path);

@@ -99,6 +99,12 @@ int main(int argc, char** argv) {
   } catch (const slr::archive::journal_damaged_error& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
+  } catch (const slr::archive::archive_not_found_error& e) { // missing, foreign or damaged input
+    std::cerr << "slr-sweep: error: " << e.what() << "\n";
+    return 2;
+  } catch (const slr::archive::input_refused_error& e) {
+    std::cerr << "slr-sweep: error: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "slr-sweep: fatal: " << e.what() << "\n";
     return 1;

@@ -124,6 +124,9 @@ std::function<int()> add_plot_command(CLI::App& app) {
       throw std::invalid_argument("--where/--status: no points of " + names + " match");
     }
     std::error_code error;
+    // The figure name is checked by the helper (it owns the table): a refused name must not leave
+    // behind the folder made for it.
+    const bool output_existed = std::filesystem::exists(args->output, error);
     std::filesystem::create_directories(args->output, error);
     if (error || !std::filesystem::is_directory(args->output))
       throw std::invalid_argument("--output: cannot create directory " + args->output);
@@ -152,6 +155,8 @@ std::function<int()> add_plot_command(CLI::App& app) {
       throw;
     }
     if (!ids_file.empty()) std::filesystem::remove(ids_file, error);
+    if (code != 0 && !output_existed && std::filesystem::is_empty(args->output, error))
+      std::filesystem::remove(args->output, error);
     // The helper prints its own one-line error; 2 = bad input (also an unknown figure), 3 = a
     // missing Python package.
     if (code == 2) return 2;

@@ -14,8 +14,11 @@
 #include <sstream>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
+#include <variant>
 
 #include "slr/archive/archive_error.hpp"
+#include "slr/archive/journal.hpp"
 #include "slr/archive/reader.hpp"
 #include "slr/job/expansion.hpp"
 #include "slr/job/job_file.hpp"
@@ -71,7 +74,9 @@ struct status_report {
   double rate = std::numeric_limits<double>::quiet_NaN();         ///< points/s of the current run
   double snapshot_unix = 0;
 
-  [[nodiscard]] std::size_t done() const { return snapshot_points + newer_points; }
+  std::size_t distinct_done = 0; ///< distinct points of the job in the snapshot or the journal
+
+  [[nodiscard]] std::size_t done() const { return distinct_done; }
 };
 
 status_report build_report(const std::string& path, std::vector<archive::point_row>& rows) {
@@ -112,6 +117,22 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
     r.total = planned.size();
   } catch (const std::exception& e) {
     r.total_note = std::string(" (total unknown: this build cannot expand the stored job: ") + e.what() + ")";
+  }
+  // Done = distinct points of the job, in the .h5 or journaled since: a point retried (a second
+  // record of one id) or a row that is not a point of the job never counts twice.
+  {
+    std::unordered_set<std::uint64_t> ids;
+    for (const auto& row : rows) ids.insert(row.point_id);
+    if (r.newer_points > 0) {
+      try {
+        for (const auto& e : archive::read_journal(archive::journal_path(path)).entries)
+          if (const auto* row = std::get_if<archive::point_row>(&e)) ids.insert(row->point_id);
+      } catch (const archive::archive_error&) {
+        // An unreadable journal is reported below; the snapshot's rows still count.
+      }
+    }
+    if (!planned.empty()) std::erase_if(ids, [&](std::uint64_t id) { return !planned.contains(id); });
+    r.distinct_done = ids.size();
   }
   if (r.total > 0) {
     sched::eta_model eta;

@@ -1,5 +1,6 @@
 #include "slr/grid/parameter.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <ostream>
 #include <stdexcept>
@@ -8,6 +9,42 @@
 #include "slr/model/length_law.hpp"
 
 namespace slr::grid {
+
+namespace {
+// A number as a job file or a command line writes it: decimal digits with an optional sign,
+// point and exponent, or inf/infinity (any case, optional sign). std::stod alone would also take
+// hexadecimal ("0x10"), "nan" and leading blanks.
+bool is_decimal_number(std::string_view text) {
+  std::size_t i = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  std::string rest(text.substr(i));
+  for (auto& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (rest == "inf" || rest == "infinity") return true;
+  std::size_t digits = 0;
+  const auto is_digit = [&](std::size_t k) { return k < text.size() && text[k] >= '0' && text[k] <= '9'; };
+  while (is_digit(i)) ++i, ++digits;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (is_digit(i)) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!is_digit(i)) return false;
+    while (is_digit(i)) ++i;
+  }
+  return i == text.size();
+}
+
+// "[a, b]", "(a, b]", "[a, inf)" (inf itself refused), "[a, inf]" (accepted).
+std::string range_text(const parameter_spec& spec) {
+  std::string text = std::string(spec.minimum_exclusive || std::isinf(spec.minimum) ? "(" : "[") +
+                     format_number(spec.minimum) + ", " + format_number(spec.maximum);
+  text += std::isinf(spec.maximum) && !spec.allow_infinity ? ")" : "]";
+  return text;
+}
+} // namespace
 
 std::string canonical_value(const parameter_spec& spec, std::string_view value) {
   const std::string text(value);
@@ -31,13 +68,12 @@ std::string canonical_value(const parameter_spec& spec, std::string_view value) 
   case value_type::integer:
   case value_type::real: {
     double number = 0;
-    std::size_t used = 0;
+    if (!is_decimal_number(text)) throw std::invalid_argument("'" + text + "' is not a number");
     try {
-      number = std::stod(text, &used);
+      number = std::stod(text);
     } catch (const std::exception&) {
       throw std::invalid_argument("'" + text + "' is not a number");
     }
-    if (used != text.size() || std::isnan(number)) throw std::invalid_argument("'" + text + "' is not a number");
     if (std::isinf(number) && !spec.allow_infinity)
       throw std::invalid_argument("must be finite, got " + text);
     if (spec.type == value_type::integer && number != std::floor(number))
@@ -47,8 +83,8 @@ std::string canonical_value(const parameter_spec& spec, std::string_view value) 
       throw std::invalid_argument(std::string("must be ") + (spec.minimum_exclusive ? "> " : ">= ") +
                                   format_number(spec.minimum) + ", got " + format_number(number));
     if (below || number > spec.maximum)
-      throw std::invalid_argument(format_number(number) + " is out of range " + (spec.minimum_exclusive ? "(" : "[") +
-                                  format_number(spec.minimum) + ", " + format_number(spec.maximum) + "]");
+      throw std::invalid_argument(format_number(number) + " is out of range " + range_text(spec));
+    if (number == 0) number = 0; // -0 and 0 are one value, so one point identity
     return format_number(number);
   }
   }
@@ -176,10 +212,8 @@ std::string describe(const parameter_spec& spec) {
     text += "}";
   } else if (spec.type == value_type::integer || spec.type == value_type::real) {
     const bool bounded = std::isfinite(spec.minimum) || std::isfinite(spec.maximum);
-    if (bounded)
-      text += std::string(" in ") + (spec.minimum_exclusive ? "(" : "[") + format_number(spec.minimum) + ", " +
-              format_number(spec.maximum) + "]";
-    if (spec.allow_infinity) text += " or inf";
+    if (bounded) text += " in " + range_text(spec);
+    else if (spec.allow_infinity) text += ", inf allowed";
   }
   text += spec.default_value.empty() ? ", no default" : ", default " + spec.default_value;
   if (!spec.unit.empty()) text += ", unit " + spec.unit;

@@ -485,10 +485,16 @@ job_spec load_job_file(const std::filesystem::path& path) {
     throw job_error(path.string(), "", "is a directory, not a job file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw job_error(path.string(), "", "cannot open the job file for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // A job file is a few kB; a device or a pipe that never ends (/dev/zero) is read no further
+  // than this.
+  constexpr std::size_t max_bytes = 16u << 20;
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw job_error(path.string(), "", "error while reading the job file");
-  return parse_job(text.str(), path.string());
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_bytes)
+    throw job_error(path.string(), "", "is larger than 16 MiB: not a job file (a job file is a few kB of TOML)");
+  return parse_job(text, path.string());
 }
 
 } // namespace slr::job

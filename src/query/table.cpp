@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "slr/archive/reader.hpp"
 #include "slr/grid/point.hpp"
@@ -158,6 +159,7 @@ table from_rows(const std::vector<archive::point_row>& rows) {
   t.columns.back().is_parameter = true;
   t.columns[1].is_parameter = true; // repeat
   // Parameter columns: the union of the rows' parameter names, in first-seen order.
+  std::unordered_set<std::string> parameter_names;
   {
     std::vector<column> parameters;
     std::unordered_map<std::string, std::size_t> where;
@@ -180,7 +182,10 @@ table from_rows(const std::vector<archive::point_row>& rows) {
         if (c.kind == column_kind::text) c.texts[i] = cell.to_text();
         else c.numbers[i] = cell.to_number();
       }
-    for (auto& c : parameters) t.columns.push_back(std::move(c));
+    for (auto& c : parameters) {
+      parameter_names.insert(c.name);
+      t.columns.push_back(std::move(c));
+    }
   }
   add_text("status", &row::status);
   add_text("message", &row::message);
@@ -194,8 +199,9 @@ table from_rows(const std::vector<archive::point_row>& rows) {
     for (const auto& n : r.value_names)
       if (index.emplace(n, value_names.size()).second) value_names.push_back(n);
   const std::size_t first = t.columns.size();
+  const auto is_parameter = [&](const std::string& name) { return parameter_names.contains(name); };
   for (const auto& n : value_names) {
-    auto c = column::make(n, column_kind::number);
+    auto c = column::make(archive::result_column_of(n, is_parameter), column_kind::number); // as in the .h5
     c.is_result = true;
     c.numbers.assign(rows.size(), std::nan(""));
     t.columns.push_back(std::move(c));

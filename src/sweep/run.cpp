@@ -5,6 +5,7 @@
 #include "slr/sweep/run.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +66,9 @@ int on_root(const std::function<void()>& step) {
     } catch (const archive::journal_damaged_error& e) {
       std::cerr << "slr-sweep: error: " << e.what() << "\n";
       code = 2;
+    } catch (const archive::input_refused_error& e) {
+      std::cerr << "slr-sweep: error: " << e.what() << "\n";
+      code = 2;
     } catch (const std::invalid_argument& e) { // job_error is one
       std::cerr << "slr-sweep: error: " << e.what() << "\n";
       code = 2;
@@ -75,6 +79,31 @@ int on_root(const std::function<void()>& step) {
   }
   sched::broadcast_from_root(code);
   return code;
+}
+
+std::string hex_id(std::uint64_t id) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
+  return text;
+}
+
+// What opening the archive did besides replaying its journal, on stderr (rank 0).
+void report_opened(const archive::writer::open_report& opened, const std::string& path) {
+  if (opened.journal_from_snapshot)
+    std::cerr << "slr-sweep: " << path << " had no journal: it was written from the .h5" << std::endl;
+  if (opened.merged_points > 0)
+    std::cerr << "slr-sweep: journaled again " << opened.merged_points
+              << " row(s) that the .h5 held and the journal had lost" << std::endl;
+  if (!opened.refused.empty()) {
+    std::cerr << "slr-sweep: left out " << opened.refused.size()
+              << " row(s) of the .h5 that are not points of the job (they are not journaled; a point they stood "
+                 "for is computed again):\n";
+    for (std::size_t i = 0; i < opened.refused.size() && i < 10; ++i)
+      std::cerr << "  " << hex_id(opened.refused[i].point_id) << ": " << opened.refused[i].reason << "\n";
+    if (opened.refused.size() > 10) std::cerr << "  … and " << opened.refused.size() - 10 << " more\n";
+    std::cerr.flush();
+  }
+  if (!opened.merge_note.empty()) std::cerr << "slr-sweep: note: " << opened.merge_note << std::endl;
 }
 
 sched::sweep_options sweep_options_of(const sweep_arguments& args) {
@@ -178,7 +207,8 @@ int resume(const sweep_arguments& args) {
       if (!check.accepted)
         throw std::invalid_argument("--extend " + args.extend_path + ": refused: " + check.reason);
     }
-    writer = std::make_unique<archive::writer>(archive::writer::open(args.archive_path));
+    writer = std::make_unique<archive::writer>(archive::writer::open(args.archive_path, {}, job_row_check()));
+    report_opened(writer->opened(), args.archive_path);
     if (extension) {
       (void)extend_job(*writer, *extension);
       std::cerr << "slr-sweep: extended the job of " << args.archive_path << " by " << check.added_points

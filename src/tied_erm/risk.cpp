@@ -9,6 +9,9 @@
 
 #include "kernels.hpp"
 
+// OpenBLAS's own control (declared here: the cblas.h found first may be another vendor's).
+extern "C" void openblas_set_num_threads(int threads);
+
 namespace slr::tied_erm {
 
 namespace {
@@ -33,6 +36,7 @@ std::size_t student_width(double k, std::size_t d) {
 }
 
 empirical_risk::empirical_risk(const tied::problem& problem, const dataset& data) : data_(&data), beta_(problem.beta) {
+  openblas_set_num_threads(1); // thread-count-independent sums (see the class comment)
   problem.validate();
   require(problem.T == data.tokens_per_sequence(), "T", "the problem's T differs from the data's");
 }

@@ -10,6 +10,18 @@
                  completes and the archive equals the uninterrupted run.
   truncations M  M random truncations of the journal, the .h5 kept (its rows are merged back) or
                  removed: `resume` completes and the archive equals the uninterrupted run.
+  zeroed-tail    the last 4 KiB of a journal zeroed, or its last records' bits flipped (.h5 kept or
+                 removed): damage at the end, not a torn write: `status` says DAMAGED, `resume`
+                 refuses with both files unchanged, `recover --salvage` names what was lost (ids
+                 or counts) and merges back what the .h5 holds; `resume` completes to the
+                 uninterrupted archive.
+  h5-alone       for a job with every SLR method and one with every tied-attention method: the
+                 .h5 copied without its journal resumes (twice) to an archive whose rows equal
+                 the original's; a bit flipped in a stored point id (or anywhere in the .h5 with
+                 the journal cut) never becomes a point: such rows are named and left out, the
+                 point counts never pass 100 %, and a resume gives the uninterrupted archive.
+  salvage-kill   SIGKILL at random instants of `recover --salvage`: a second salvage or a resume
+                 always completes, and the archive equals the uninterrupted run.
   refusals       `export -o` onto its input (also through a symlink) and `query -o` onto the
                  journal are refused with exit 2; a 10^15-point product is refused with exit 2
                  before expansion; a refused `resume --extend` leaves every file byte-identical.
@@ -20,7 +32,7 @@
                  journal, and `resume` completes to an equal archive. mpirun's own exit code is
                  reported (Open MPI's mpirun exits 1 after SIGINT; the ranks exit 3).
 
-usage: fault_injection.py [--flips N] [--truncations M] [--seed S]
+usage: fault_injection.py [--flips N] [--truncations M] [--h5-flips K] [--kills J] [--seed S]
        (env SLR_SWEEP = the slr-sweep binary; SLR_MPIEXEC, SLR_MPIEXEC_PREFLAGS for the sigint case)
 """
 import argparse
@@ -59,8 +71,80 @@ nu = {linspace = [0.5, 8, 24]}
 name = "bayes"
 samples = 300000
 """
-# Columns that legitimately differ between two runs of the same points.
-RUN_DEPENDENT = {"completed_unix", "run_index", "wall_s"}
+# A job with every method of the SLR model, and one with every method of tied attention: every
+# kind of row (ERM's D beside the D asked for, trajectories, chains) goes through .h5 -> journal.
+EVERY_SLR_METHOD = """name = "faults-every-slr-method"
+seed = 79
+[grid]
+task = "spiked"
+nu = 1.0
+L = 3
+activation = ["softmax", "linear"]
+[[method]]
+name = "population"
+samples = 2000
+[[method]]
+name = "population"
+samples = 2000
+start = "swapped"
+[[method]]
+name = "bayes"
+samples = 2000
+grid = { activation = "softmax" }
+[[method]]
+name = "bayes-jump"
+samples = 2000
+alpha-min = 0.5
+alpha-max = 4
+grid = { activation = "softmax" }
+[[method]]
+name = "fixed-point"
+samples = 400
+continuation = "alpha"
+grid = { alpha = [1.0, 2.0], r_k = 1.0, r_v = 1.0 }
+[[method]]
+name = "state-evolution"
+samples = 400
+grid = { activation = "softmax", alpha = [1.0, 2.0] }
+[[method]]
+name = "erm"
+D = 60
+grid = { alpha = 2.0, r_k = 1.0, r_v = 1.0 }
+[[method]]
+name = "erm"
+D = 60
+optimizer = "gradient-flow"
+horizon = 4
+trajectory = "1"
+grid = { alpha = 2.0, r_k = 1.0, r_v = 1.0 }
+"""
+EVERY_TIED_METHOD = """name = "faults-every-tied-method"
+seed = 80
+model = "tied-attention"
+[grid]
+T = 2
+k0 = 0.5
+k = 1.0
+lambda = 0.01
+delta = 0.5
+[[method]]
+name = "fixed-point"
+qmc-points = 8
+alpha = [0.5, 1.0]
+[[method]]
+name = "recovery-threshold"
+[[method]]
+name = "erm"
+alpha = [0.5, 1.0]
+d = 16
+test-samples = 2000
+grid = { repeats = 2 }
+"""
+JOB_PATH = None  # the job file of JOB, written by main()
+
+# Columns that legitimately differ between two runs of the same points, and timings in extra_json.
+TIMING = re.compile(r'"(\w*(?:seconds|time_s|wall_s))":[-+0-9.eE]+')
+RUN_DEPENDENT = {"completed_unix", "run_index", "wall_s", "grad_time_s", "peak_rss_mb"}
 
 
 def fail(message):
@@ -94,9 +178,12 @@ def assert_equal_archives(path, reference, label):
     if len(a) != len(b):
         fail(f"{label}: {len(a)} rows, the uninterrupted run has {len(b)}")
     for name in b.dtype.names:
-        if name in RUN_DEPENDENT:
+        if name in RUN_DEPENDENT or re.search(r"(seconds|time_s|wall_s|rss_mb)$", name):
             continue
         x, y = a[name], b[name]
+        if name == "extra_json":  # timings inside the method's JSON differ between runs too
+            x, y = ([TIMING.sub(r'"\1":0', v.decode() if isinstance(v, bytes) else v) for v in c] for c in (x, y))
+            x, y = np.array(x), np.array(y)
         if x.dtype.kind == "f":
             same = (x == y) | (np.isnan(x) & np.isnan(y))
         else:
@@ -170,11 +257,6 @@ def flips(count, rng, work, reference):
         hit = next(i for i, (b, e, _) in enumerate(frame_list) if b <= position < e)
         kind = frame_list[hit][2]
         label = f"flip {trial} at byte {position} (record {hit}, type {kind}, .h5 {'kept' if keep_h5 else 'removed'})"
-        if hit == len(frame_list) - 1:
-            # The last record: indistinguishable from an append cut by a crash (a torn tail).
-            run("resume", archive, expect=0)
-            assert_equal_archives(archive, reference, label)
-            continue
         status = run("status", archive, expect=0) if keep_h5 else None
         if status is not None and "DAMAGED" not in status.stdout:
             fail(f"{label}: status does not report the damage:\n{status.stdout}")
@@ -186,11 +268,26 @@ def flips(count, rng, work, reference):
             fail(f"{label}: a refused resume changed a file")
         if kind == JOB_RECORD and not keep_h5:
             salvage = run("recover", "--salvage", archive)
-            if salvage.returncode != 1 or "job record" not in salvage.stderr:
+            if salvage.returncode != 2 or "job record" not in salvage.stderr or "--job" not in salvage.stderr:
                 fail(f"{label}: salvage without a job record and without .h5: exit {salvage.returncode}\n"
                      f"{salvage.stdout}{salvage.stderr}")
             if digest(archive + ".journal") != before[1]:
                 fail(f"{label}: a failed salvage changed the journal")
+            # The job file given again: refused if it is another job, taken if it is this one.
+            other = os.path.join(d, "other.toml")
+            with open(other, "w") as f:
+                f.write(JOB.replace("seed = 77", "seed = 78"))
+            refused_job = run("recover", "--salvage", archive, "--job", other, expect=2)
+            if "not points of that job" not in refused_job.stderr:
+                fail(f"{label}: --job of another job: unclear refusal:\n{refused_job.stderr}")
+            if digest(archive + ".journal") != before[1]:
+                fail(f"{label}: a refused --job changed the journal")
+            salvage = run("recover", "--salvage", archive, "--job", JOB_PATH, expect=0)
+            if "taken from " + JOB_PATH not in salvage.stdout:
+                fail(f"{label}: the job was not taken from the job file:\n{salvage.stdout}")
+            run("resume", archive, expect=0)
+            assert_equal_archives(archive, reference, label)
+            shutil.rmtree(d)
             continue
         salvage = run("recover", "--salvage", archive, expect=0)
         kept = re.search(r"kept all (\d+) intact records", salvage.stdout)
@@ -231,6 +328,168 @@ def truncations(count, rng, work, reference):
         assert_equal_archives(archive, reference, f"truncation {trial} at byte {cut}")
         shutil.rmtree(d)
     print(f"truncations: {count} trials, every resumed archive equal to the uninterrupted run")
+
+
+def status_counts(archive):
+    """(done, total) from `status --json`; done never above total."""
+    import json
+    result = run("status", archive, "--json", expect=0)
+    report = json.loads(result.stdout)
+    done, total = report.get("points_done"), report.get("points_total")
+    if done is None or total is None or done > total:
+        fail(f"status of {archive}: done {done} of {total}\n{result.stdout}")
+    return done, total
+
+
+def zeroed_tail(rng, work, reference):
+    clean_journal = open(reference + ".journal", "rb").read()
+    frame_list = frames(clean_journal)
+    trials = 0
+    for keep_h5 in (True, False):
+        for how in ("zero-4k", "flip-last", "flip-last-two"):
+            d = os.path.join(work, f"tail-{how}-{keep_h5}")
+            os.makedirs(d)
+            archive = os.path.join(d, "a.h5")
+            damaged = bytearray(clean_journal)
+            if how == "zero-4k":
+                damaged[-4096:] = bytes(4096)
+            else:
+                for begin, end, _ in frame_list[-(1 if how == "flip-last" else 2):]:
+                    damaged[rng.randrange(begin, end)] ^= 1 << rng.randrange(8)
+            with open(archive + ".journal", "wb") as f:
+                f.write(damaged)
+            if keep_h5:
+                shutil.copy(reference, archive)
+                status = run("status", archive, expect=0)
+                if "DAMAGED" not in status.stdout or "held no acknowledged point" in status.stdout:
+                    fail(f"{how}: status does not report damage at the end:\n{status.stdout}")
+            before = (digest(archive), digest(archive + ".journal"))
+            refused = run("resume", archive, expect=2)
+            if "recover --salvage" not in refused.stderr or "at the end of the file" not in refused.stderr:
+                fail(f"{how}: resume's refusal does not name the damage and the way out:\n{refused.stderr}")
+            if (digest(archive), digest(archive + ".journal")) != before:
+                fail(f"{how}: a refused resume changed a file")
+            salvage = run("recover", "--salvage", archive, expect=0)
+            if "lost:" not in salvage.stdout or "are missing" not in salvage.stdout and not keep_h5:
+                fail(f"{how}: salvage does not say what was lost:\n{salvage.stdout}")
+            if keep_h5 and "merged back" not in salvage.stdout and how != "flip-last":
+                fail(f"{how}: the points the .h5 held were not merged back:\n{salvage.stdout}")
+            run("resume", archive, expect=0)
+            assert_equal_archives(archive, reference, f"{how}, .h5 {'kept' if keep_h5 else 'removed'}")
+            shutil.rmtree(d)
+            trials += 1
+    print(f"zeroed-tail: {trials} trials, damage at the end reported (never cut silently), "
+          "every resumed archive equal to the uninterrupted run")
+
+
+def flip_h5_point_id(path, row, bit):
+    """Flips one bit of one stored point id, in place, as bit rot would."""
+    with h5py.File(path, "r+") as f:
+        points = f["points"]
+        record = points[row]
+        record["point_id"] = np.uint64(int(record["point_id"]) ^ (1 << bit))
+        points[row] = record
+
+
+def h5_alone(rng, work, count):
+    outcomes = {}
+    for label, text in (("slr", EVERY_SLR_METHOD), ("tied", EVERY_TIED_METHOD)):
+        d = os.path.join(work, f"alone-{label}")
+        os.makedirs(d)
+        job_path = os.path.join(d, "job.toml")
+        with open(job_path, "w") as f:
+            f.write(text)
+        reference = os.path.join(d, "reference.h5")
+        run("run", job_path, "-o", reference, expect=0)
+        n = len(rows_of(reference))
+        # 1. The .h5 alone resumes (twice: the second starts from the first's .h5 alone).
+        archive = os.path.join(d, "copy.h5")
+        shutil.copy(reference, archive)
+        for round_ in range(2):
+            if os.path.exists(archive + ".journal"):
+                os.remove(archive + ".journal")
+            result = run("resume", archive, expect=0)
+            if "written from the .h5" not in result.stderr:
+                fail(f"{label}: resume of a .h5 alone does not say it wrote the journal:\n{result.stderr}")
+            assert_equal_archives(archive, reference, f"{label}: .h5 alone, round {round_}")
+            status_counts(archive)
+        # 2. A bit flipped in stored point ids never becomes a point.
+        for trial in range(count):
+            flipped = os.path.join(d, f"flip{trial}.h5")
+            shutil.copy(reference, flipped)
+            row = rng.randrange(n)
+            flip_h5_point_id(flipped, row, rng.randrange(64))
+            if trial % 2 == 1:  # the journal cut short beside it (its .h5 rows come back) ...
+                clean = open(reference + ".journal", "rb").read()
+                with open(flipped + ".journal", "wb") as f:
+                    f.write(clean[:frames(clean)[3][1]])
+            result = run("resume", flipped, expect=0)   # ... or no journal at all
+            if "not points of the job" not in result.stderr:
+                fail(f"{label}: a flipped point id was not reported:\n{result.stderr}")
+            done, total = status_counts(flipped)
+            if done != total or done != n:
+                fail(f"{label}: after a flipped id, {done} of {total} done (the job has {n})")
+            assert_equal_archives(flipped, reference, f"{label}: flipped id in row {row}")
+            outcomes["flipped id"] = outcomes.get("flipped id", 0) + 1
+            os.remove(flipped)
+            os.remove(flipped + ".journal")
+        # 3. A bit flipped anywhere in the .h5 beside a journal cut short: never an invented point.
+        raw = open(reference, "rb").read()
+        ids = set(rows_of(reference)["point_id"].tolist())
+        for trial in range(count):
+            flipped = os.path.join(d, f"raw{trial}.h5")
+            damaged = bytearray(raw)
+            damaged[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
+            with open(flipped, "wb") as f:
+                f.write(damaged)
+            clean = open(reference + ".journal", "rb").read()
+            with open(flipped + ".journal", "wb") as f:
+                f.write(clean[:frames(clean)[3][1]])
+            result = run("resume", flipped)
+            if result.returncode not in (0, 2):
+                fail(f"{label}: resume beside a .h5 with a flipped bit: exit {result.returncode}\n{result.stderr}")
+            key = f"raw flip: exit {result.returncode}"
+            outcomes[key] = outcomes.get(key, 0) + 1
+            if result.returncode == 0:
+                got = set(rows_of(flipped)["point_id"].tolist())
+                if got != ids:
+                    fail(f"{label}: a flipped bit in the .h5 changed the set of points ({len(got)} vs {len(ids)})")
+                status_counts(flipped)
+            for name in os.listdir(d):
+                if name.startswith(f"raw{trial}.h5"):
+                    os.remove(os.path.join(d, name))
+        shutil.rmtree(d)
+    print(f"h5-alone: every-method jobs (SLR and tied) resumed from the .h5 alone to equal archives; "
+          f"outcomes {outcomes}; no invented point, no count above 100 %")
+
+
+def salvage_kill(rng, work, reference, count):
+    clean_journal = open(reference + ".journal", "rb").read()
+    frame_list = frames(clean_journal)
+    middle = frame_list[len(frame_list) // 2]
+    for trial in range(count):
+        d = os.path.join(work, f"salvage-kill{trial}")
+        os.makedirs(d)
+        archive = os.path.join(d, "a.h5")
+        damaged = bytearray(clean_journal)
+        damaged[rng.randrange(middle[0], middle[1])] ^= 1 << rng.randrange(8)
+        with open(archive + ".journal", "wb") as f:
+            f.write(damaged)
+        if trial % 2 == 0:
+            shutil.copy(reference, archive)
+        process = subprocess.Popen([SLR, "recover", "--salvage", archive], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, 0.05))
+        process.kill()
+        process.wait()
+        # Whatever instant it died at, the next salvage (or, if it had finished, a resume) completes.
+        again = run("recover", "--salvage", archive)
+        if again.returncode != 0:
+            fail(f"salvage killed, then salvage again: exit {again.returncode}\n{again.stdout}{again.stderr}")
+        run("resume", archive, expect=0)
+        assert_equal_archives(archive, reference, f"salvage killed at trial {trial}")
+        shutil.rmtree(d)
+    print(f"salvage-kill: {count} kills of recover --salvage, every archive completed equal to the uninterrupted run")
 
 
 def refusals(work, reference):
@@ -347,17 +606,24 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--flips", type=int, default=30)
     parser.add_argument("--truncations", type=int, default=10)
+    parser.add_argument("--h5-flips", type=int, default=4)
+    parser.add_argument("--kills", type=int, default=6)
     parser.add_argument("--seed", type=int, default=20261124)
     args = parser.parse_args()
+    global JOB_PATH
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="slr-faults-") as work:
         job_path = os.path.join(work, "job.toml")
         with open(job_path, "w") as f:
             f.write(JOB)
+        JOB_PATH = job_path
         reference = os.path.join(work, "reference.h5")
         run("run", job_path, "-o", reference, expect=0)
         flips(args.flips, rng, work, reference)
         truncations(args.truncations, rng, work, reference)
+        zeroed_tail(rng, work, reference)
+        h5_alone(rng, work, args.h5_flips)
+        salvage_kill(rng, work, reference, args.kills)
         refusals(work, reference)
         full_disk(work, reference, job_path)
         sigint(work)

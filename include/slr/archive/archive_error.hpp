@@ -41,6 +41,12 @@ public:
   using archive_error::archive_error;
 };
 
+/// An input given beside an archive does not fit it (e.g. `recover --salvage --job` with another
+/// job); nothing was changed.
+class input_refused_error : public archive_error {
+public:
+  using archive_error::archive_error;
+};
 /// The archive files are missing or not an slr-sweep archive.
 class archive_not_found_error : public archive_error {
 public:

@@ -9,12 +9,14 @@
 // Reading tells three things apart:
 //  - intact records, wherever they are: after a damaged stretch the reader resynchronises on the
 //    next frame whose checksums hold, so one flipped bit costs one record, never the rest;
-//  - a torn tail: whatever follows the last intact record (a crash mid-append leaves a prefix
-//    of the record, zeros, or stale blocks); it was never acknowledged and is cut when a writer
-//    opens the journal;
-//  - damage: bytes that are not an intact record *before* an intact one (bit rot, a bad
-//    sector, an overwritten block). They may have held acknowledged points, so nothing is cut:
-//    writers refuse the journal (journal_damaged_error) until `recover --salvage`.
+//  - a torn tail: a prefix of one record at the end of the file (a crash or a full disk mid-append
+//    leaves the start of the record and nothing after it); it was never acknowledged and is cut
+//    without a word when a writer opens the journal;
+//  - damage: bytes that are neither an intact record nor such a prefix: between intact records,
+//    or at the end (a complete frame whose checksum fails, zeroed or garbage bytes: bit rot, a
+//    bad sector, an overwritten block, or a crash on a file system that exposes unwritten
+//    blocks). They may have held acknowledged points, so nothing is cut: writers refuse the
+//    journal (journal_damaged_error) until `recover --salvage`, which says what was lost.
 // Record types: header (first: journal format version), job (job text + fingerprint; a later
 // job record replaces the earlier one after `--extend`), run_begin, run_end and point. A point
 // record is self-describing: its parameters as typed (name, kind, value) cells and the results it
@@ -52,19 +54,23 @@ struct journal_run_end {
 };
 using journal_entry = std::variant<journal_job, journal_run_begin, journal_run_end, point_row>;
 
-/// A stretch of a journal that is not an intact record and is not a torn tail.
+/// A stretch of a journal that is neither an intact record nor a torn tail.
 struct journal_damage {
   std::uint64_t begin = 0, end = 0; ///< byte range [begin, end) in the journal
-  std::string record_type;          ///< "point", "job", … if a v2 frame header survived, else "unknown"
-  bool has_point_id = false;        ///< a damaged point record whose id bytes could be read …
-  std::uint64_t point_id = 0;       ///< … (unverified: the damage may be in the id itself)
+  std::string record_type;          ///< of the first record, if a frame header survived, else "unknown"
+  bool at_end = false;              ///< the stretch runs to the end of the file
+  /// Records in the stretch whose frame header survived (a lower bound of the records it held).
+  std::uint64_t records = 0;
+  /// Ids of the point records among them whose id bytes are inside the stretch (unverified: the
+  /// damage may be in an id itself).
+  std::vector<std::uint64_t> point_ids;
 };
 
 /// Everything a journal holds, replayed in order.
 struct journal_contents {
   std::vector<journal_entry> entries; ///< every intact record, in file order
   std::uint64_t valid_bytes = 0;      ///< end of the last intact record
-  std::uint64_t ignored_bytes = 0;    ///< torn tail after it (0 for a clean journal)
+  std::uint64_t ignored_bytes = 0;    ///< torn tail after it: a prefix of one record (0 for a clean journal)
   std::vector<journal_damage> damage; ///< damaged stretches (empty for an undamaged journal)
   std::uint64_t file_bytes = 0;       ///< journal size when it was read
   /// Point records in the first archive schema's fixed-column format (`slr-sweep upgrade`
@@ -74,7 +80,7 @@ struct journal_contents {
   [[nodiscard]] std::uint64_t damaged_bytes() const noexcept;
 };
 
-/// One line per damaged stretch ("bytes 150000–150612: point record (point id 0x…, unverified)").
+/// One line per damaged stretch ("bytes 150000-150612 (612 bytes): 1 point record (point 0123…, id unverified)").
 [[nodiscard]] std::string describe_damage(const journal_contents& contents, std::size_t max_lines = 8);
 
 /// Reads a whole journal (read-only, no lock; safe while a writer appends: a record being

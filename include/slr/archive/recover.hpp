@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,12 @@ namespace slr::archive {
 
 struct recover_options {
   bool salvage = false; ///< rebuild a damaged journal from its intact records instead of refusing
+  /// Decides which rows of the .h5 are points of the job (writer::open); empty: every row.
+  row_check check;
+  /// With `salvage`: the job to use when the journal's job record is damaged and the .h5 cannot
+  /// supply it. Accepted only if `check` accepts every intact point record of the journal as a
+  /// point of it; with an intact job record it must have the same fingerprint.
+  std::optional<journal_job> job;
 };
 
 struct recover_report {
@@ -29,13 +36,21 @@ struct recover_report {
   std::uint64_t merged_points = 0;   ///< rows of the old .h5 that the journal lacked, journaled again
   std::string merge_note;            ///< why the old .h5 could not be merged from, if so
   bool job_from_snapshot = false;    ///< the job record was damaged and was taken from the .h5
-  std::vector<std::uint64_t> lost_point_ids; ///< ids read from damaged point records and not recovered
+  bool job_from_option = false;      ///< … and was taken from recover_options::job
+  std::vector<refused_row> refused;  ///< rows of the .h5 that are not points of the job: left out
+  /// Point records found in the damaged stretches (frame header intact), and the ids among them
+  /// that neither an intact record nor the .h5 supplied: lost, to be recomputed.
+  std::uint64_t damaged_point_records = 0;
+  std::vector<std::uint64_t> lost_point_ids;
+  /// Damaged bytes in which no record header survived (their records cannot be counted).
+  std::uint64_t unreadable_damaged_bytes = 0;
   double seconds = 0;                ///< time to rebuild
 };
 
 /// Takes the write lock (archive_locked_error if a sweep is running on it), replays the
-/// journal, truncates a torn tail, merges rows of the old .h5 the journal lacks and writes a
-/// new .h5 by temporary file + rename. Throws archive_not_found_error if there is no journal,
+/// journal, truncates a torn tail, merges rows of the old .h5 the journal lacks (those `check`
+/// accepts) and writes a new .h5 by temporary file + rename; the snapshot is built before any
+/// record is appended, so a failure leaves the journal as it was. Throws archive_not_found_error if there is no journal,
 /// journal_damaged_error for a damaged journal without `salvage` (nothing changed),
 /// journal_error, hdf5_error.
 recover_report recover(const std::filesystem::path& archive_path, recover_options options = {});
@@ -57,6 +72,7 @@ struct upgrade_report {
 /// is rewritten self-describing with its parameters re-typed by `retype` (ids, seeds, results,
 /// runs and the job unchanged) into a new journal that replaces the old one atomically (the old
 /// one is kept as "<journal>.schema1"), and the .h5 is rebuilt. Throws like recover().
-upgrade_report upgrade(const std::filesystem::path& archive_path, const parameter_retyper& retype);
+upgrade_report upgrade(const std::filesystem::path& archive_path, const parameter_retyper& retype,
+                       const row_check& check = {});
 
 } // namespace slr::archive

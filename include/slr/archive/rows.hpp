@@ -4,6 +4,7 @@
 // Archive column names: the fields below with one column per parameter name, then the result
 // columns with dots replaced by underscores (order_parameters.m_kk → order_parameters_m_kk).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -45,6 +46,20 @@ struct run_row {
   std::uint64_t points_done = 0;///< points journaled by this run
 };
 
+/// Whether a row read back from a .h5 snapshot (not from the journal) is a point of the job whose
+/// text is `job_text`: "" if it is, and then the row's parameters are replaced by the job's own
+/// typed cells (a .h5 cannot tell an empty text from an absent one, nor keep every type);
+/// otherwise the reason it is not (a bit flipped in a stored id, a row of another job). A row
+/// refused is reported by id and never journaled. The archive knows no job files: the caller
+/// that does supplies this (slr::sweep::job_row_check).
+using row_check = std::function<std::string(const std::string& job_text, point_row& row)>;
+
+/// A row of a .h5 that a row_check refused.
+struct refused_row {
+  std::uint64_t point_id = 0;
+  std::string reason;
+};
+
 /// What a parameter column means, for the archive's self-description (CF-style attributes).
 struct parameter_description {
   std::string long_name;
@@ -58,6 +73,18 @@ void set_parameter_descriptions(std::map<std::string, parameter_description> des
 
 /// Archive column name of a result column: dots → underscores.
 [[nodiscard]] std::string archive_column_name(std::string_view result_column);
+
+/// The one mapping between a result's name in a row (and the journal) and its /points column,
+/// used by the writer and, inverted, by the reader: a result named like a parameter (ERM's D, the
+/// dimension simulated beside the D asked for) is stored as "<name>_result", and a result whose
+/// name is already such a column name gets one more "_result", so the mapping is one-to-one for
+/// any names. `is_parameter` says whether a name is a parameter column of the table.
+[[nodiscard]] std::string result_column_of(const std::string& value_name,
+                                           const std::function<bool(const std::string&)>& is_parameter);
+/// The inverse of result_column_of.
+[[nodiscard]] std::string value_name_of(const std::string& result_column,
+                                        const std::function<bool(const std::string&)>& is_parameter);
+
 
 /// The row of a finished point: its typed parameters (methods::point_parameters), its identity
 /// within its job (`point_id`), repeat and seed beside the result record (values = all

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "slr/archive/archive_error.hpp"
 #include "slr/archive/journal.hpp"
@@ -60,9 +61,22 @@ public:
   /// Opens an existing archive for resuming (takes the write lock, replays the journal,
   /// truncates a torn tail, journals again the rows of the .h5 that the journal lost, rebuilds
   /// the .h5 unless it is current). If only the .h5 exists (copied without its journal), a
-  /// journal is first written from the snapshot. Throws archive_not_found_error,
+  /// journal is first written from the snapshot. Rows taken from the .h5 are journaled only if
+  /// `check` accepts them as points of the job (an empty check accepts every row); opened()
+  /// reports what was taken and refused. The new snapshot is written before anything is
+  /// appended, so a failure changes no record. Throws archive_not_found_error,
   /// archive_locked_error, journal_damaged_error (nothing changed), journal_error, hdf5_error.
-  static writer open(const std::filesystem::path& path, writer_options options = {});
+  static writer open(const std::filesystem::path& path, writer_options options = {}, const row_check& check = {});
+
+  /// What open() did besides replaying the journal.
+  struct open_report {
+    std::uint64_t torn_bytes = 0;        ///< an incomplete last record cut (never acknowledged)
+    bool journal_from_snapshot = false;  ///< there was no journal: it was written from the .h5
+    std::uint64_t merged_points = 0;     ///< rows only the .h5 held, journaled again
+    std::vector<refused_row> refused;    ///< rows of the .h5 that are not points of the job: left out
+    std::string merge_note;              ///< why the .h5 could not be merged from, if so
+  };
+  [[nodiscard]] const open_report& opened() const noexcept;
 
   writer(writer&&) noexcept;
   writer& operator=(writer&&) noexcept;

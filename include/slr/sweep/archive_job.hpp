@@ -27,6 +27,14 @@ namespace slr::sweep {
 /// parse it, e.g. an unknown method).
 [[nodiscard]] job::job_spec stored_job(const archive::writer& writer);
 
+/// The archive::row_check of this build: a row read back from a .h5 is a point of the job when
+/// its id is one of the job's expansion (job::expand of the text, parsed again; cached per text)
+/// with the same method, repeat and seed, and every parameter cell it shares with that point has
+/// the same value (numbers compared as numbers). An accepted row's cells then take the point's
+/// types and order, and the point's empty texts that a .h5 cannot keep are restored; cells the
+/// point no longer declares (an archive older than a parameter) are kept as they are.
+[[nodiscard]] archive::row_check job_row_check();
+
 /// Replaces the archive's job by `extended` if every point and chain of the stored job is
 /// unchanged in it (job::check_extension); throws archive::archive_error with the refusal reason
 /// otherwise, changing nothing. Returns the accepted check (shared and added point counts).

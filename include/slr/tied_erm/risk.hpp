@@ -29,6 +29,9 @@ namespace slr::tied_erm {
 
 /// ℒ and its gradient on one dataset. Holds a reference to the data (which must outlive it) and
 /// block scratch; not thread-safe (one per thread). The problem gives β (and T, checked).
+/// Constructing one sets OpenBLAS to one thread for the whole process: a threaded dgemm/dsyrk
+/// splits its sums by the thread count, and results must not depend on OPENBLAS_NUM_THREADS,
+/// OMP_NUM_THREADS or the CPUs a rank may use (a sweep runs one rank per core anyway).
 class empirical_risk {
 public:
   /// Throws std::invalid_argument if the problem is invalid or its T differs from the data's.
