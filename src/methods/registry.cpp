@@ -279,9 +279,18 @@ std::vector<grid::parameter_value> point_parameters(const grid::point& point) {
 
 std::vector<grid::parameter_value> retype_parameters(std::string_view method_name,
                                                      std::vector<grid::parameter_value> cells) {
+  // Two models may name a method alike (erm): the row is of the one that declares most of its cells.
   const method_descriptor* method = nullptr;
-  for (const auto& m : all_methods())
-    if (m.name == method_name) method = &m;
+  std::size_t best = 0;
+  for (const auto& m : all_methods()) {
+    if (m.name != method_name) continue;
+    std::size_t known = 0;
+    for (const auto& cell : cells) known += find_option(m, cell.name) != nullptr ? 1 : 0;
+    if (method == nullptr || known > best) {
+      method = &m;
+      best = known;
+    }
+  }
   if (method == nullptr) return cells;
   for (auto& cell : cells) {
     const auto* spec = find_option(*method, cell.name);

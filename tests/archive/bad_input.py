@@ -5,6 +5,7 @@ exit with 2; nothing is created or modified in the directory.
 
 usage: bad_input.py   (env SLR_SWEEP = the slr-sweep binary)
 """
+import json
 import os
 import subprocess
 import sys
@@ -81,11 +82,44 @@ with tempfile.TemporaryDirectory() as tmp:
                             (["point", "--method", "bayes", "--seed", "18446744073709551616"], "--seed"),
                             (["statsu", "x.h5"], "unknown subcommand 'statsu'"),
                             (["run", tmp, "-o", os.path.join(tmp, "x.h5")], "is a directory"),
-                            (["status", tmp], "is a directory")):
+                            (["status", tmp], "is a directory"),
+                            (["point", "--method", "bayes", "--nu", "0x10"], "'0x10' is not a number"),
+                            (["point", "--method", "bayes", "--nu", " 1"], "is not a number"),
+                            (["point", "--method", "bayes", "--nu", "nan"], "is not a number"),
+                            (["plan", "/dev/zero"], "larger than 16 MiB"),
+                            (["upgrade", os.path.join(tmp, "missing.h5")], "missing.h5"),
+                            (["recover", foreign], "foreign.h5")):
         result = subprocess.run([slr_sweep] + command, capture_output=True, text=True, cwd=tmp)
         if result.returncode != 2 or needle not in result.stderr:
             fail(f"{command}: exit {result.returncode}, expected 2 with {needle!r}; stderr: {result.stderr!r}")
         print(" ".join(command[:2]), "->", result.stderr.strip())
+    # A refused figure name leaves no output folder behind.
+    result = subprocess.run([slr_sweep, "plot", foreign, "--figure", "nope", "-o", os.path.join(tmp, "figs")],
+                            capture_output=True, text=True, cwd=tmp)
+    if result.returncode != 2 or os.path.exists(os.path.join(tmp, "figs")):
+        fail(f"plot onto a bad input: exit {result.returncode}, figs/ exists: {os.path.exists(os.path.join(tmp, 'figs'))}")
+    # -0 and 0 are one value: one point identity. Help ranges say whether inf is accepted.
+    ids = []
+    with tempfile.TemporaryDirectory() as zero:
+        for index, nu in enumerate(("0.0", "-0.0", "0", "-0")):
+            job = os.path.join(zero, f"zero{index}.toml")
+            with open(job, "w") as f:
+                f.write(HEAD + f"[grid]\nnu = {nu}\n" + METHOD + "samples = 100\n")
+            archive = os.path.join(zero, f"zero{index}.h5")
+            result = subprocess.run([slr_sweep, "run", job, "-o", archive], capture_output=True, text=True)
+            if result.returncode != 0:
+                fail(f"nu = {nu}: exit {result.returncode}: {result.stderr}")
+            result = subprocess.run([slr_sweep, "status", archive, "--json"], capture_output=True, text=True)
+            ids.append(json.loads(result.stdout)["fingerprint"])
+    if len(set(ids)) != 1:
+        fail(f"nu = 0.0, -0.0, 0, -0 give different jobs (fingerprints {ids})")
+    help_text = subprocess.run([slr_sweep, "point", "--help"], capture_output=True, text=True).stdout
+    for needle in ("--r-k TEXT", "--nu TEXT"):
+        line = next(l for l in help_text.splitlines() if needle in l)
+        if needle == "--r-k TEXT" and "[0, inf)" not in line:
+            fail(f"the range of r_k (inf refused) is not shown as [0, inf): {line}")
+        if needle == "--nu TEXT" and "[0, inf]" not in line:
+            fail(f"the range of nu (inf accepted) is not shown as [0, inf]: {line}")
     if snapshot(tmp) != before:
         fail("status/recover/plan created or modified files")
     with open(foreign) as f:

@@ -83,6 +83,8 @@ with tempfile.TemporaryDirectory() as tmp:
         check("options" not in names, "upgrade: no options column")
         check(points.dtype["samples"] == np.int64 or points.dtype["samples"] == np.float64, "upgrade: samples numeric")
         check(points.dtype["D"].kind == "f" and points.dtype["init"].kind in "SO", "upgrade: D real, init text")
+        # Choices stay text as in a fresh archive (erm names a method of two models).
+        check(points.dtype["trajectory"].kind in "SO", f"upgrade: trajectory text, got {points.dtype['trajectory']}")
         declared = points.attrs["parameter_columns"]
         declared = declared.decode() if isinstance(declared, bytes) else declared
         check({"task", "nu", "L", "delta", "activation", "alpha", "r_k", "r_v", "samples", "D", "init"}
