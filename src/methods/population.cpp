@@ -84,7 +84,14 @@ method_descriptor describe_population() {
       const auto outcome = theory::mismatched_outcome_name(beth.outcome);
       if (beth.outcome == theory::mismatched_outcome::runaway) {
         r.status = grid::status::unbounded;
-        r.message = "the descent from the swapped start ran to the box (|k| -> infinity): the risk is its limit";
+        r.message = p.problem.activation.kind == model::activation_kind::linear
+                        ? "the descent from the swapped start runs off to |k| -> infinity: the risk is its limit "
+                          "(the minimum of the bilinear risk)"
+                        : "the descent from the swapped start runs off to the box (|k| -> infinity): the risk is "
+                          "where it stopped, an upper bound of its limit";
+      } else if (beth.outcome == theory::mismatched_outcome::not_converged) {
+        r.status = grid::status::not_converged;
+        r.message = "the descent from the swapped start stopped at a point that is not stationary";
       }
       nlohmann::ordered_json extra;
       extra["outcome"] = std::string(outcome);

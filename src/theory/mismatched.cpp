@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -243,6 +244,7 @@ std::string_view mismatched_outcome_name(mismatched_outcome outcome) noexcept {
   case mismatched_outcome::distinct: return "distinct";
   case mismatched_outcome::collapsed: return "collapsed";
   case mismatched_outcome::runaway: return "runaway";
+  case mismatched_outcome::not_converged: return "not-converged";
   }
   return "distinct";
 }
@@ -268,6 +270,18 @@ double seven_parameter_risk(const model::problem& problem, const mc_settings& mc
   const auto acc = evaluate(smp, *sigma, theta, mc.threads, gradient != nullptr);
   if (gradient != nullptr) *gradient = acc.gradient;
   return problem.delta * problem.delta + acc.value;
+}
+
+std::array<double, 7> balanced_gauge(const std::array<double, 7>& theta) {
+  // k-side (m_kk, m_kv, a) = θ_0, θ_2, θ_4; v-side (m_vk, m_vv, b, c) = θ_1, θ_3, θ_5, θ_6.
+  const double k = std::sqrt(theta[0] * theta[0] + theta[2] * theta[2] + theta[4] * theta[4]);
+  const double v = std::sqrt(theta[1] * theta[1] + theta[3] * theta[3] + theta[5] * theta[5] + theta[6] * theta[6]);
+  if (!(k > 0) || !(v > 0) || !std::isfinite(k) || !std::isfinite(v)) return theta;
+  const double s = std::sqrt(v / k);
+  std::array<double, 7> out = theta;
+  for (const std::size_t i : {0u, 2u, 4u}) out[i] *= s;
+  for (const std::size_t i : {1u, 3u, 5u, 6u}) out[i] /= s;
+  return out;
 }
 
 mismatched_minimum minimise_from_swapped_start(const model::problem& problem, const mc_settings& mc,
@@ -301,7 +315,7 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   // The objective seen by L-BFGS-B, remembering the lowest point it was asked about: a line search
   // that gives up leaves x at its last trial, not at the best point.
   struct objective_fn {
-    decltype(value_and_gradient)& fn;
+    std::function<double(const std::array<double, 7>&, std::array<double, 7>&)> fn;
     double best_value = std::numeric_limits<double>::infinity();
     std::array<double, 7> best{}, best_gradient{};
     double operator()(const Eigen::VectorXd& x, Eigen::VectorXd& grad) {
@@ -459,6 +473,12 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   out.matched_risk_same_estimator = matched_here;
 
   const bool at_box = std::any_of(t.begin(), t.end(), [&](double v) { return std::abs(v) >= settings.box * (1 - 1e-6); });
+  // A descent that stopped short of a stationary point (its line search gave up on a slope too
+  // shallow to resolve) while still heading outward, −∇𝓔·θ > 0, is on its way to the box.
+  double outward = 0;
+  for (std::size_t k = 0; k < 7; ++k) outward -= g[k] * t[k];
+  const bool stationary = projected_norm(t, g) <= settings.stationary_gradient;
+  const bool heading_out = !stationary && outward > 0;
   const auto& e = em;
   const auto& m = out.argmin;
   // Back at the matched minimum: on 𝓜 (a distinct minimum has all four entries of M non-zero),
@@ -476,14 +496,63 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     out.outcome = mismatched_outcome::collapsed;
     out.argmin = e;
     out.risk = out.matched_in_box.risk;
-  } else if (at_box) {
+  } else if (at_box || heading_out) {
     out.outcome = mismatched_outcome::runaway;
-    if (problem.activation.kind == model::activation_kind::linear && problem.task.kind() == model::task_kind::spiked &&
-        problem.lengths.is_fixed()) {
-      // |k| → ∞, |v| → 0: the limit is known in closed form, L/(L + ν) (+ Δ²).
-      const double L = problem.lengths.mean();
-      out.risk = {delta2 + L / (L + problem.task.nu()), 0.0};
+    if (linear) {
+      // |k| → ∞, |v| → 0 with k vᵀ finite: f = Σ_l (1 + χ_l) z̄_l tends to the bilinear Σ_l χ_l z̄_l,
+      // whose risk depends on (k, v) only through sym(k vᵀ). ℶ is its minimum over the basin the
+      // descent ran into: 𝓔 at (s·k-side, v-side/s), s = 1e4 (the neglected Σ z̄_l/s moves 𝓔 by
+      // O(1/s)), minimised from the end point in the balanced gauge (both sides O(1)). For
+      // spiked-SLR at fixed L the limit is L/(L + ν) (docs/theory.md §3b; a test checks it).
+      constexpr double s = 1e4;
+      const auto scaled = [&](const std::array<double, 7>& x) {
+        std::array<double, 7> y = x;
+        for (const std::size_t i : {0u, 2u, 4u}) y[i] *= s;
+        for (const std::size_t i : {1u, 3u, 5u, 6u}) y[i] /= s;
+        return y;
+      };
+      auto limit_value = [&](const std::array<double, 7>& x, std::array<double, 7>& gx) {
+        ++out.evaluations;
+        const auto acc = evaluate(smp, *sigma, scaled(x), mc.threads, true);
+        gx = acc.gradient;
+        for (const std::size_t i : {0u, 2u, 4u}) gx[i] *= s;
+        for (const std::size_t i : {1u, 3u, 5u, 6u}) gx[i] /= s;
+        return delta2 + acc.value;
+      };
+      std::array<double, 7> x = balanced_gauge(t);
+      for (const std::size_t i : {0u, 2u, 4u}) x[i] /= std::sqrt(s);
+      for (const std::size_t i : {1u, 3u, 5u, 6u}) x[i] *= std::sqrt(s);
+      x = balanced_gauge(x);
+      LBFGSpp::LBFGSBParam<double> param;
+      param.epsilon = settings.gradient_tolerance;
+      param.epsilon_rel = 0;
+      param.max_iterations = settings.lbfgs_iterations;
+      param.max_linesearch = 60;
+      LBFGSpp::LBFGSBSolver<double> solver(param);
+      objective_fn objective{limit_value};
+      Eigen::VectorXd y(7), gy(7);
+      for (int k = 0; k < 7; ++k) y[k] = x[static_cast<std::size_t>(k)];
+      (void)objective(y, gy);
+      const Eigen::VectorXd lower = Eigen::VectorXd::Constant(7, -settings.box),
+                            upper = Eigen::VectorXd::Constant(7, settings.box);
+      for (int restart = 0; restart < settings.lbfgs_restarts; ++restart) {
+        const double before = objective.best_value;
+        for (int k = 0; k < 7; ++k) y[k] = balanced_gauge(objective.best)[static_cast<std::size_t>(k)];
+        double fy = before;
+        try {
+          solver.minimize(objective, y, fy, lower, upper);
+        } catch (const std::exception&) {
+          // The line search could not progress: restart from the best point.
+        }
+        if (!(objective.best_value < before - 1e-13 * std::max(1.0, std::abs(before)))) break;
+      }
+      const auto limit_theta = scaled(objective.best);
+      out.risk = stratified_estimate(smp.fields, per_sample_values(smp, *sigma, limit_theta));
+      out.risk.value += delta2;
+      out.limit_theta = objective.best;
     }
+  } else if (!stationary) {
+    out.outcome = mismatched_outcome::not_converged;
   } else {
     out.outcome = mismatched_outcome::distinct;
   }

@@ -13,12 +13,15 @@
 
 namespace slr::theory {
 
-/// distinct: a local minimum other than the matched one (gradient ~ 0); collapsed: the descent
-/// fell back to the matched minimum within the box (|ℶ − E| < 2e-4 on the same estimator, m_kv and
-/// m_vk within 0.05 of 0, m_vv within 0.05, m_kk within 5 % or 0.05), also where that minimum sits
-/// at the box because it lies at |k| → ∞; runaway: otherwise a parameter reached the box
-/// |θ_i| ≤ box (linear attention in spiked-SLR runs off to |k| → ∞).
-enum class mismatched_outcome { distinct, collapsed, runaway };
+/// distinct: a local minimum other than the matched one (projected |∇𝓔| ≤ stationary_gradient);
+/// collapsed: the descent fell back to the matched minimum within the box (|ℶ − E| < 2e-4 on the
+/// same estimator, m_kv and m_vk within 0.05 of 0, m_vv within 0.05, m_kk within 5 % or 0.05), also
+/// where that minimum sits at the box because it lies at |k| → ∞; runaway: a parameter reached the
+/// box |θ_i| ≤ box, or the descent stopped short of a stationary point while still heading outward
+/// (−∇𝓔·θ > 0) — linear attention in both tasks runs off to |k| → ∞, |v| → 0, and ℶ is then the
+/// limit, the minimum of the bilinear risk (docs/theory.md §3b); not_converged: the descent stopped
+/// away from the box at a point that is not stationary and not heading outward.
+enum class mismatched_outcome { distinct, collapsed, runaway, not_converged };
 [[nodiscard]] std::string_view mismatched_outcome_name(mismatched_outcome outcome) noexcept;
 
 struct mismatched_settings {
@@ -29,16 +32,22 @@ struct mismatched_settings {
   int lbfgs_iterations = 500;     ///< per L-BFGS-B run
   int lbfgs_restarts = 20;        ///< restarts from the best point after a failed line search
   double gradient_tolerance = 1e-8; ///< projected |∇𝓔| at which a descent stops
+  /// Projected |∇𝓔| up to which an end point counts as stationary (a minimum): the descent's line
+  /// search gives up on the Monte Carlo objective near 1e-7–1e-5 at the minima of Fig 5.
+  double stationary_gradient = 5e-5;
   /// With S ≥ 2× this, both descents run on every (S / this)-th sample and their end points are
   /// then polished on the whole sample; below, they run on the whole sample.
   std::size_t screening_samples = 20'000;
 };
 
 struct mismatched_minimum {
-  mc_estimate risk;                   ///< ℶ_σ (collapsed: E_σ within the box; linear spiked runaway: the closed-form limit, stderr 0)
+  mc_estimate risk;                   ///< ℶ_σ (collapsed: E_σ within the box; linear runaway: the |k| → ∞ limit)
   mc_estimate descended_risk;         ///< 𝓔 at the end point of the descent itself
   model::order_parameters argmin;     ///< the end point (M, Q); collapsed: matched_in_box.argmin
   std::array<double, 7> theta{};      ///< the end point in the descent's coordinates
+  /// Linear runaway: the minimiser of the bilinear limit in the balanced gauge (𝓔 is evaluated at
+  /// k-side × 1e4, v-side / 1e4); zero otherwise.
+  std::array<double, 7> limit_theta{};
   mismatched_outcome outcome = mismatched_outcome::distinct;
   double gradient_norm = 0;           ///< |∇𝓔| at the end point
   int evaluations = 0;                ///< of 𝓔 and its gradient, in whole-sample units
@@ -63,6 +72,12 @@ enum class risk_evaluation { automatic, per_sample, moments };
 [[nodiscard]] double seven_parameter_risk(const model::problem& problem, const mc_settings& mc,
                                           const std::array<double, 7>& theta, std::array<double, 7>* gradient,
                                           risk_evaluation how = risk_evaluation::automatic);
+
+/// The point of the orbit (k, v) → (s k, v/s) through θ whose k-side (m_kk, m_kv, a) and v-side
+/// (m_vk, m_vv, b, c) have equal norms; θ itself if either side is 0. The orbit is flat for the
+/// bilinear limit of linear attention (Σ_l χ_l z_l depends on sym(k vᵀ) only), not for σ = 1 + χ
+/// itself, whose Σ_l z_l term scales as 1/s.
+[[nodiscard]] std::array<double, 7> balanced_gauge(const std::array<double, 7>& theta);
 
 /// θ → (M, Q): M = [[m_kk, m_vk], [m_kv, m_vv]] (rows teacher), Q = MᵀM + LLᵀ.
 [[nodiscard]] model::order_parameters order_parameters_of(const std::array<double, 7>& theta);
