@@ -394,6 +394,7 @@ private:
     d.end = end;
     d.record_type = f.header_ok ? record_type_name(f.type) : "unknown";
     const auto stretch = file.substr(0, end);
+    std::size_t covered = 0, covered_to = begin;
     for (std::size_t at = stretch.find("SLR", begin); at != std::string_view::npos; at = stretch.find("SLR", at + 1)) {
       if (at + frame_header_v2 > end) break;
       const char* p = file.data() + at;
@@ -409,9 +410,13 @@ private:
       if (d.records == 0) d.record_type = record_type_name(type);
       ++d.records;
       const std::size_t header_size = p[3] == '2' ? frame_header_v2 : frame_header_v1;
+      const std::size_t frame_end = std::min<std::size_t>(end, at + header_size + load<std::uint32_t>(p + 8));
+      covered += frame_end > std::max(at, covered_to) ? frame_end - std::max(at, covered_to) : 0;
+      covered_to = std::max(covered_to, frame_end);
       if ((type == point || type == point_kv) && at + header_size + 8 <= end)
         d.point_ids.push_back(load<std::uint64_t>(p + header_size));
     }
+    d.unaccounted_bytes = (end - begin) - std::min(covered, end - begin);
     return d;
   }
 
@@ -645,6 +650,8 @@ std::string describe_damage(const journal_contents& contents, std::size_t max_li
       if (d.point_ids.size() > 6) out += " …";
       out += " (ids unverified)";
     }
+    if (d.records > 0 && d.unaccounted_bytes > 0)
+      out += "; " + std::to_string(d.unaccounted_bytes) + " bytes without a surviving record header";
   }
   if (contents.damage.size() > max_lines)
     out += "\n  … and " + std::to_string(contents.damage.size() - max_lines) + " more damaged stretches";

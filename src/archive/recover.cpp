@@ -135,7 +135,7 @@ recover_report recover(const std::filesystem::path& archive_path, recover_option
   }
   for (const auto& d : report.damage) {
     report.damaged_point_records += d.point_ids.size();
-    if (d.records == 0) report.unreadable_damaged_bytes += d.end - d.begin;
+    report.unreadable_damaged_bytes += d.unaccounted_bytes;
     for (const auto id : d.point_ids)
       if (!model.row_of().contains(id)) report.lost_point_ids.push_back(id);
   }

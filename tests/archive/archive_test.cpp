@@ -640,6 +640,9 @@ TEST_F(ArchiveTest, DamageAtTheEndIsReportedNotCutAsATornWrite) {
   EXPECT_TRUE(z.damage[0].at_end);
   EXPECT_EQ(z.damage[0].end, zeroed.size());
   EXPECT_EQ(z.ignored_bytes, 0u);
+  // Bytes no surviving header accounts for are counted (their records cannot be).
+  EXPECT_GT(z.damage[0].unaccounted_bytes, 0u);
+  EXPECT_LE(z.damage[0].unaccounted_bytes, 4096u);
   // A record cut short is a torn write: cut without a word.
   write_bytes(journal_path(copy), bytes.substr(0, frames.back().first + 25));
   const auto torn = read_journal(journal_path(copy));

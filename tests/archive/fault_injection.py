@@ -17,7 +17,7 @@
                  uninterrupted archive.
   h5-alone       for a job with every SLR method and one with every tied-attention method: the
                  .h5 copied without its journal resumes (twice) to an archive whose rows equal
-                 the original's; a bit flipped in a stored point id (or anywhere in the .h5 with
+                 the original's, and so does a journal cut anywhere beside its .h5; a bit flipped in a stored point id (or anywhere in the .h5 with
                  the journal cut) never becomes a point: such rows are named and left out, the
                  point counts never pass 100 %, and a resume gives the uninterrupted archive.
   salvage-kill   SIGKILL at random instants of `recover --salvage`: a second salvage or a resume
@@ -413,7 +413,20 @@ def h5_alone(rng, work, count):
                 fail(f"{label}: resume of a .h5 alone does not say it wrote the journal:\n{result.stderr}")
             assert_equal_archives(archive, reference, f"{label}: .h5 alone, round {round_}")
             status_counts(archive)
-        # 2. A bit flipped in stored point ids never becomes a point.
+        # 2. The journal cut anywhere, the .h5 beside it: its rows come back, the archive is equal.
+        clean = open(reference + ".journal", "rb").read()
+        job_end = frames(clean)[1][1]
+        for trial in range(count):
+            cut = os.path.join(d, f"cut{trial}.h5")
+            shutil.copy(reference, cut)
+            with open(cut + ".journal", "wb") as f:
+                f.write(clean[:rng.randrange(job_end, len(clean))])
+            run("resume", cut, expect=0)
+            assert_equal_archives(cut, reference, f"{label}: journal cut, .h5 kept (trial {trial})")
+            outcomes["cut journal"] = outcomes.get("cut journal", 0) + 1
+            os.remove(cut)
+            os.remove(cut + ".journal")
+        # 3. A bit flipped in stored point ids never becomes a point.
         for trial in range(count):
             flipped = os.path.join(d, f"flip{trial}.h5")
             shutil.copy(reference, flipped)
@@ -433,7 +446,7 @@ def h5_alone(rng, work, count):
             outcomes["flipped id"] = outcomes.get("flipped id", 0) + 1
             os.remove(flipped)
             os.remove(flipped + ".journal")
-        # 3. A bit flipped anywhere in the .h5 beside a journal cut short: never an invented point.
+        # 4. A bit flipped anywhere in the .h5 beside a journal cut short: never an invented point.
         raw = open(reference, "rb").read()
         ids = set(rows_of(reference)["point_id"].tolist())
         for trial in range(count):

@@ -64,6 +64,9 @@ struct journal_damage {
   /// Ids of the point records among them whose id bytes are inside the stretch (unverified: the
   /// damage may be in an id itself).
   std::vector<std::uint64_t> point_ids;
+  /// Bytes of the stretch that no surviving frame header accounts for (records there cannot be
+  /// counted).
+  std::uint64_t unaccounted_bytes = 0;
 };
 
 /// Everything a journal holds, replayed in order.

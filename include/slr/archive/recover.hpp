@@ -42,7 +42,7 @@ struct recover_report {
   /// that neither an intact record nor the .h5 supplied: lost, to be recomputed.
   std::uint64_t damaged_point_records = 0;
   std::vector<std::uint64_t> lost_point_ids;
-  /// Damaged bytes in which no record header survived (their records cannot be counted).
+  /// Damaged bytes that no surviving record header accounts for (their records cannot be counted).
   std::uint64_t unreadable_damaged_bytes = 0;
   double seconds = 0;                ///< time to rebuild
 };
