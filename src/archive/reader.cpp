@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "hdf5_calls.hpp"
@@ -26,6 +28,48 @@ std::vector<std::string> split_list(const std::string& text) {
 } // namespace
 
 namespace {
+
+// The global heap collections of a file (where HDF5 keeps variable-length strings: the text
+// columns and attributes of a snapshot) carry no checksum in the file format, and HDF5 copies an
+// object by the size the collection states: a flipped bit there is a read out of bounds, not an
+// error. So before HDF5 opens a snapshot, every collection ("GCOL", version 1, HDF5 file format
+// spec §III.E) is walked here: each object's size must fit in its collection, which must fit in
+// the file. Returns why not, or "".
+std::string global_heap_problem(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto u64 = [&](std::size_t at) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, bytes.data() + at, 8);
+    return v;
+  };
+  constexpr std::size_t header = 16, object_header = 16;
+  for (std::size_t at = bytes.find("GCOL"); at != std::string::npos; at = bytes.find("GCOL", at + 1)) {
+    if (at + header > bytes.size() || bytes[at + 4] != 1 || bytes[at + 5] != 0 || bytes[at + 6] != 0 ||
+        bytes[at + 7] != 0)
+      continue; // not a collection header (text that happens to read GCOL)
+    const std::uint64_t size = u64(at + 8);
+    if (size < 4096 || size > bytes.size() - at) return "a global heap collection at byte " + std::to_string(at) +
+                                                        " states a size of " + std::to_string(size) + " bytes";
+    std::size_t object = at + header;
+    const std::size_t end = at + static_cast<std::size_t>(size);
+    while (object + object_header <= end) {
+      const unsigned index = static_cast<unsigned char>(bytes[object]) | static_cast<unsigned char>(bytes[object + 1]) << 8;
+      const std::uint64_t length = u64(object + 8);
+      if (index == 0) { // free space: the rest of the collection
+        if (length > end - object) return "the free space of the global heap collection at byte " + std::to_string(at) +
+                                          " overruns it";
+        break;
+      }
+      const std::uint64_t padded = (length + 7) / 8 * 8;
+      if (length > end - object || padded > end - object - object_header)
+        return "object " + std::to_string(index) + " of the global heap collection at byte " + std::to_string(at) +
+               " overruns it";
+      object += object_header + static_cast<std::size_t>(padded);
+    }
+  }
+  return {};
+}
 
 // Reads one member of a compound dataset by name (HDF5 converts by member name).
 template <class T>
@@ -80,6 +124,12 @@ std::vector<member> members_of(const h5::handle& dataset) {
   if (h5::check(H5Tget_class(type.get()), "H5Tget_class", dataset.what()) != H5T_COMPOUND)
     throw archive_not_found_error(dataset.what() + " is not a compound table");
   const int n = h5::check(H5Tget_nmembers(type.get()), "H5Tget_nmembers", dataset.what());
+  // A bit flipped in the datatype message would otherwise reach HDF5's conversion as an offset
+  // or size outside the row (a read out of bounds, not an error): check the layout first.
+  const std::size_t row_size = h5::check_size(H5Tget_size(type.get()), "H5Tget_size", dataset.what());
+  const auto damaged = [&](const std::string& why) {
+    return archive_not_found_error(dataset.what() + " is damaged (" + why + ")");
+  };
   std::vector<member> members;
   for (int i = 0; i < n; ++i) {
     char* raw = h5::check(H5Tget_member_name(type.get(), static_cast<unsigned>(i)), "H5Tget_member_name",
@@ -91,6 +141,15 @@ std::vector<member> members_of(const h5::handle& dataset) {
     h5::handle member_type{h5::check(H5Tget_member_type(type.get(), static_cast<unsigned>(i)), "H5Tget_member_type",
                                      dataset.what() + "." + name),
                            H5Tclose, dataset.what() + "." + name};
+    const std::size_t offset = H5Tget_member_offset(type.get(), static_cast<unsigned>(i));
+    const std::size_t size = h5::check_size(H5Tget_size(member_type.get()), "H5Tget_size", dataset.what() + "." + name);
+    const bool plausible_size = type_class == H5T_STRING ? size >= 1
+                                : (type_class == H5T_INTEGER || type_class == H5T_FLOAT)
+                                    ? (size == 1 || size == 2 || size == 4 || size == 8)
+                                    : false;
+    if (!plausible_size || offset > row_size || size > row_size - offset)
+      throw damaged("column '" + name + "' of " + std::to_string(size) + " bytes at offset " + std::to_string(offset) +
+                    " in rows of " + std::to_string(row_size));
     members.push_back({std::move(name), type_class, std::move(member_type)});
   }
   return members;
@@ -138,6 +197,11 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
     throw archive_not_found_error(path.string() + " cannot be read as HDF5: " + e.what());
   }
   if (is_hdf5 == 0) throw archive_not_found_error(path.string() + " is not an HDF5 file");
+  if (const auto problem = global_heap_problem(path); !problem.empty())
+    throw archive_not_found_error(path.string() + " is a damaged HDF5 file (" + problem + ")" +
+                                  (std::filesystem::exists(journal_path(path))
+                                       ? "; `slr-sweep recover " + path.string() + "` rebuilds it from its journal"
+                                       : ""));
   try {
     state_->file = h5::file_open_read_only(path.string());
   } catch (const hdf5_error&) {
@@ -181,6 +245,23 @@ const archive_attributes& reader::attributes() const noexcept { return state_->a
 std::uint64_t reader::point_count() const { return row_count(h5::dataset_open(state_->file, "points")); }
 
 std::vector<point_row> reader::points() const {
+  try {
+    return read_points();
+  } catch (const hdf5_error& e) {
+    // A chunk whose Fletcher-32 checksum fails, or metadata HDF5 cannot follow: a damaged file.
+    throw archive_not_found_error(state_->path.string() + " is damaged: " + e.what());
+  }
+}
+
+std::vector<run_row> reader::runs() const {
+  try {
+    return read_runs();
+  } catch (const hdf5_error& e) {
+    throw archive_not_found_error(state_->path.string() + " is damaged: " + e.what());
+  }
+}
+
+std::vector<point_row> reader::read_points() const {
   const auto dataset = h5::dataset_open(state_->file, "points");
   const std::size_t n = row_count(dataset);
   const auto members = members_of(dataset);
@@ -239,7 +320,7 @@ std::vector<point_row> reader::points() const {
       not_results.insert(name);
       parameter_names.insert(name);
       const auto* m = find_member(members, name);
-      if (m == nullptr) throw archive_error(state_->path.string() + ": /points has no parameter column '" + name + "'");
+      if (m == nullptr) throw archive_not_found_error(state_->path.string() + " is damaged: /points has no parameter column '" + name + "'");
       if (m->type_class == H5T_INTEGER) {
         const auto v = read_number_column<std::int64_t>(dataset, n, name, H5T_NATIVE_INT64);
         for (std::size_t i = 0; i < n; ++i) rows[i].parameters.push_back(grid::parameter_value::of_integer(name, v[i]));
@@ -264,7 +345,7 @@ std::vector<point_row> reader::points() const {
       value_names.push_back(value_name_of(m.name, is_parameter));
     }
   if (const std::set<std::string> distinct(value_names.begin(), value_names.end()); distinct.size() != value_names.size())
-    throw archive_error(state_->path.string() + ": /points has two result columns for one result name");
+    throw archive_not_found_error(state_->path.string() + " is damaged: /points has two result columns for one result name");
   for (auto& r : rows) {
     r.value_names = value_names;
     r.values.resize(value_names.size());
@@ -276,7 +357,7 @@ std::vector<point_row> reader::points() const {
   return rows;
 }
 
-std::vector<run_row> reader::runs() const {
+std::vector<run_row> reader::read_runs() const {
   const auto dataset = h5::dataset_open(state_->file, "runs");
   const std::size_t n = row_count(dataset);
   const auto members = members_of(dataset);

@@ -86,6 +86,8 @@ public:
     auto dcpl = h5::property_list(H5P_DATASET_CREATE, what);
     const hsize_t chunk[1] = {std::clamp<hsize_t>(rows, 1, std::max<hsize_t>(1, (1u << 20) / row_size_))};
     h5::check(H5Pset_chunk(dcpl.get(), 1, chunk), "H5Pset_chunk", what);
+    // Fletcher-32 per chunk: bit rot in the rows is an error on reading, never a wrong number.
+    h5::check(H5Pset_fletcher32(dcpl.get()), "H5Pset_fletcher32", what);
     h5::handle dataset{h5::check(H5Dcreate2(file.get(), name, type.get(), space.get(), H5P_DEFAULT, dcpl.get(),
                                             H5P_DEFAULT),
                                  "H5Dcreate2", what),

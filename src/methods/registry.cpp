@@ -9,6 +9,7 @@
 #include "slr/model/task.hpp"
 
 #include "adapters.hpp"
+#include "slr/tied/channel.hpp"
 
 namespace slr::methods {
 
@@ -63,7 +64,10 @@ model_descriptor describe_tied_model() {
   m.name = "tied-attention";
   m.summary = "single-head tied attention S = W W^T/sqrt(r d) on the attention-indexed model, trained by ERM";
   grid::parameter_spec d{"d", vt::integer, "100", "token dimension d (finite-d methods)", {}, 4, 1e5};
-  grid::parameter_spec T{"T", vt::integer, "2", "tokens per sequence T", {}, 2, 8};
+  grid::parameter_spec T{"T", vt::integer, "2",
+                         "tokens per sequence T (the replica-symmetric theory: T <= " +
+                             std::to_string(tied::max_channel_T) + ")",
+                         {}, 2, static_cast<double>(tied::max_tokens)};
   grid::parameter_spec alpha{"alpha", vt::real, "", "alpha: n = alpha d^2 training sequences", {}, 0, inf};
   alpha.minimum_exclusive = true;
   grid::parameter_spec k0{"k0", vt::real, "0.5", "k0 = r*/d: rank ratio of the (Marchenko-Pastur) target", {}, 0, 1};

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "adapters.hpp"
+#include "slr/tied/channel.hpp"
 #include "slr/tied/theory.hpp"
 
 namespace slr::methods::detail {
@@ -117,7 +118,13 @@ method_descriptor describe_tied_fixed_point() {
     return static_cast<std::size_t>(std::ldexp(64.0, static_cast<int>(option_number(p, "qmc-points"))) *
                                     option_number(p, "T") * option_number(p, "T"));
   };
-  m.validate = [](const grid::point& p) { (void)tied_problem(p); };
+  m.validate = [](const grid::point& p) {
+    const auto problem = tied_problem(p);
+    if (problem.T > tied::max_channel_T)
+      throw std::invalid_argument("T: the replica-symmetric fixed point is implemented for T <= " +
+                                  std::to_string(tied::max_channel_T) + " (ERM takes T up to " +
+                                  std::to_string(tied::max_tokens) + ")");
+  };
   return m;
 }
 

@@ -2,6 +2,7 @@
 // the descent cone (slr/tied/thresholds.hpp), and optionally the interpolation threshold where the
 // exponent of the RS fixed point's response crosses 1/2, located by bisection.
 #include "adapters.hpp"
+#include "slr/tied/channel.hpp"
 #include "slr/tied/thresholds.hpp"
 
 namespace slr::methods::detail {
@@ -47,7 +48,12 @@ method_descriptor describe_tied_threshold() {
   // measured over the small tied jobs); the interpolation bisection solves the fixed point repeatedly.
   m.cost_seconds = [](const grid::point& p) { return option_text(p, "interpolation") == "rs" ? 60.0 : 2e-4; };
   m.memory_bytes = [](const grid::point&) { return std::size_t{1} << 20; };
-  m.validate = [](const grid::point& p) { (void)tied_problem_without_alpha(p); };
+  m.validate = [](const grid::point& p) {
+    const auto problem = tied_problem_without_alpha(p);
+    if (option_text(p, "interpolation") == "rs" && problem.T > tied::max_channel_T)
+      throw std::invalid_argument("T: the interpolation threshold needs the replica-symmetric fixed point, "
+                                  "implemented for T <= " + std::to_string(tied::max_channel_T));
+  };
   return m;
 }
 

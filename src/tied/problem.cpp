@@ -29,7 +29,8 @@ void require(bool ok, const char* name, const char* reason) {
 } // namespace
 
 void problem::validate() const {
-  require(T >= 2 && T <= 16, "T", "must be an integer in [2, 16]");
+  if (!(T >= 2 && T <= max_tokens))
+    throw std::invalid_argument("T: must be an integer in [2, " + std::to_string(max_tokens) + "]");
   require(std::isfinite(alpha) && alpha > 0, "alpha", "must be finite and > 0");
   require(std::isfinite(k0) && k0 > 0 && k0 <= 1, "k0", "must be in (0, 1]");
   require(std::isfinite(k) && k > 0, "k", "must be finite and > 0");

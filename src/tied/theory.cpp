@@ -67,7 +67,8 @@ theory_result solve_theory(const problem& p, const theory_options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   p.validate();
   o.validate();
-  require(p.T <= max_channel_T, "T", "the RS channel is implemented for T <= 6");
+  if (p.T > max_channel_T)
+    throw std::invalid_argument("T: the RS channel is implemented for T <= " + std::to_string(max_channel_T));
   const double Q0 = p.target_second_moment(), Qt = Q0 + 0.5 * p.delta;
   vec3 x = o.initial ? as_vec(*o.initial) : vec3(0.5 * Q0, 0.4 * Q0, 1.0);
   require(admissible(x, Qt), "initial", "needs m^2 < (1 + k0 + Delta/2) q");

@@ -64,6 +64,7 @@ SLR_TIED_ERM_VECTOR_CLONES void process_block(const block_input& in, block_outpu
   const int T = in.T;
   const auto Tz = static_cast<std::size_t>(T);
   const std::size_t d = in.d;
+  static_assert(tied::max_tokens * tied::max_tokens <= 256 && tied::max_tokens <= 16, "the per-sequence scratch holds T x T fields");
   double h[256], p[256], G[256], V[256], w[16], c[16];
   const double two_beta = 2 * in.beta;
   out.positive = out.negative = 0;

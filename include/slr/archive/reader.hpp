@@ -56,8 +56,11 @@ public:
 
   [[nodiscard]] const archive_attributes& attributes() const noexcept;
   /// All rows of /points (value_names = the float64 result columns present in the file). Rows of
-  /// a first-schema archive get typed parameters from its fixed columns and options text.
+  /// a first-schema archive get typed parameters from its fixed columns and options text. Throws
+  /// archive_not_found_error for a damaged table (a chunk failing its Fletcher-32 checksum, a
+  /// column layout outside the row).
   [[nodiscard]] std::vector<point_row> points() const;
+  /// All rows of /runs; throws like points().
   [[nodiscard]] std::vector<run_row> runs() const;
   /// Number of rows of /points without reading them.
   [[nodiscard]] std::uint64_t point_count() const;
@@ -65,6 +68,8 @@ public:
   [[nodiscard]] freshness check_freshness() const;
 
 private:
+  [[nodiscard]] std::vector<point_row> read_points() const;
+  [[nodiscard]] std::vector<run_row> read_runs() const;
   struct state;
   std::unique_ptr<state> state_;
 };

@@ -21,8 +21,13 @@ enum class parametrisation { factorised, direct, psd_nuclear };
 /// Throws std::invalid_argument naming the accepted names.
 [[nodiscard]] parametrisation parse_parametrisation(std::string_view name);
 
+/// Tokens per sequence the model takes, T ∈ [2, max_tokens]: the ERM data and kernels hold the
+/// T×T fields of a sequence on the stack (T² ≤ 256). The replica-symmetric theory takes fewer
+/// (tied::max_channel_T, slr/tied/channel.hpp).
+inline constexpr int max_tokens = 16;
+
 struct problem {
-  int T = 2;              ///< sequence length (tokens per sequence), T ≥ 2
+  int T = 2;              ///< sequence length (tokens per sequence), 2 ≤ T ≤ max_tokens
   double alpha = 1.0;     ///< sample complexity: n = α d² training sequences, α > 0
   double k0 = 0.5;        ///< target rank ratio r*/d, 0 < k0 ≤ 1 (MP target)
   double k = 1.0;         ///< student width ratio r/d (factorised), k > 0; ignored by direct
