@@ -55,7 +55,7 @@ struct sample {
 };
 
 sample draw(const model::problem& problem, const mc_settings& mc) {
-  sample s{model::draw_teacher_fields(problem.task, problem.lengths, mc.samples, mc.seed, mc.threads), {}, {}, {}};
+  sample s{model::draw_teacher_fields(problem.task, problem.lengths, mc.samples, mc.seed, mc.threads), {}, {}, {}, {}};
   const auto& f = s.fields;
   s.xi.assign(f.size() * f.max_length, 0.0);
   s.y_bar.assign(f.size(), 0.0);
@@ -336,11 +336,12 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     }
     return std::sqrt(s);
   };
-  // L-BFGS-B in the box from t. On the Monte Carlo objective the More–Thuente line search gives up
-  // well before a minimum where the curvature is small (a flat valley, a slow slide along it); the
-  // descent then restarts from the best point seen, with a fresh curvature memory, until the
-  // projected gradient is below `gradient_tolerance` or a restart no longer lowers 𝓔.
-  const auto lbfgs = [&](std::array<double, 7> t, double value, std::array<double, 7> g) {
+  // L-BFGS-B in the box. On the Monte Carlo objective the More–Thuente line search gives up well
+  // before a minimum where the curvature is small (a flat valley, a slow slide along it); the
+  // descent then restarts, with a fresh curvature memory, from restart_at(the best point seen)
+  // until the projected gradient is below `gradient_tolerance` or a restart no longer lowers the
+  // objective. Returns the objective with its best point.
+  const auto lbfgs_with_restarts = [&](objective_fn objective, const auto& restart_at) {
     LBFGSpp::LBFGSBParam<double> param;
     param.epsilon = settings.gradient_tolerance;
     param.epsilon_rel = 0;
@@ -349,12 +350,12 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     LBFGSpp::LBFGSBSolver<double> solver(param);
     const Eigen::VectorXd lower = Eigen::VectorXd::Constant(7, -settings.box),
                           upper = Eigen::VectorXd::Constant(7, settings.box);
-    objective_fn objective{value_and_gradient, value, t, g};
     for (int restart = 0; restart < settings.lbfgs_restarts; ++restart) {
       if (projected_norm(objective.best, objective.best_gradient) <= settings.gradient_tolerance) break;
       const double before = objective.best_value;
+      const std::array<double, 7> start = restart_at(objective.best);
       Eigen::VectorXd x(7);
-      for (int k = 0; k < 7; ++k) x[k] = objective.best[static_cast<std::size_t>(k)];
+      for (int k = 0; k < 7; ++k) x[k] = start[static_cast<std::size_t>(k)];
       double fx = before;
       try {
         solver.minimize(objective, x, fx, lower, upper);
@@ -363,7 +364,12 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
       }
       if (!(objective.best_value < before - 1e-13 * std::max(1.0, std::abs(before)))) break;
     }
-    return objective.best;
+    return objective;
+  };
+  const auto same_point = [](const std::array<double, 7>& x) { return x; };
+  // From t (value and gradient known there).
+  const auto lbfgs = [&](std::array<double, 7> t, double value, std::array<double, 7> g) {
+    return lbfgs_with_restarts(objective_fn{value_and_gradient, value, t, g}, same_point).best;
   };
   // One descent from the swapped start M = [[0, 1], [1, 0]], R = 0: optionally capped first steps
   // (no line search may jump from the swapped start onto a saturated plateau), then L-BFGS-B in the box.
@@ -523,33 +529,14 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
       for (const std::size_t i : {0u, 2u, 4u}) x[i] /= std::sqrt(s);
       for (const std::size_t i : {1u, 3u, 5u, 6u}) x[i] *= std::sqrt(s);
       x = balanced_gauge(x);
-      LBFGSpp::LBFGSBParam<double> param;
-      param.epsilon = settings.gradient_tolerance;
-      param.epsilon_rel = 0;
-      param.max_iterations = settings.lbfgs_iterations;
-      param.max_linesearch = 60;
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      objective_fn objective{limit_value};
-      Eigen::VectorXd y(7), gy(7);
-      for (int k = 0; k < 7; ++k) y[k] = x[static_cast<std::size_t>(k)];
-      (void)objective(y, gy);
-      const Eigen::VectorXd lower = Eigen::VectorXd::Constant(7, -settings.box),
-                            upper = Eigen::VectorXd::Constant(7, settings.box);
-      for (int restart = 0; restart < settings.lbfgs_restarts; ++restart) {
-        const double before = objective.best_value;
-        for (int k = 0; k < 7; ++k) y[k] = balanced_gauge(objective.best)[static_cast<std::size_t>(k)];
-        double fy = before;
-        try {
-          solver.minimize(objective, y, fy, lower, upper);
-        } catch (const std::exception&) {
-          // The line search could not progress: restart from the best point.
-        }
-        if (!(objective.best_value < before - 1e-13 * std::max(1.0, std::abs(before)))) break;
-      }
-      const auto limit_theta = scaled(objective.best);
+      std::array<double, 7> gx{};
+      const double vx = limit_value(x, gx);
+      const auto limit = lbfgs_with_restarts(objective_fn{limit_value, vx, x, gx},
+                                             [](const std::array<double, 7>& y) { return balanced_gauge(y); });
+      const auto limit_theta = scaled(limit.best);
       out.risk = stratified_estimate(smp.fields, per_sample_values(smp, *sigma, limit_theta));
       out.risk.value += delta2;
-      out.limit_theta = objective.best;
+      out.limit_theta = limit.best;
     }
   } else if (!stationary) {
     out.outcome = mismatched_outcome::not_converged;
