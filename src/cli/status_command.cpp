@@ -300,6 +300,7 @@ std::function<int()> add_status_command(CLI::App& app) {
       const auto report = build_report(args->path, rows);
       if (args->json) print_json(report);
       else print_text(report);
+      std::cout.flush(); // each report reaches a pipe or a file as it is printed, not at exit
       const bool complete = report.total > 0 && report.done() >= report.total;
       if (!(args->watch_s > 0) || complete || watch_stop) return 0;
       const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(args->watch_s);
