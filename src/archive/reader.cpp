@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <set>
 
 #include "hdf5_calls.hpp"
@@ -36,8 +35,13 @@ namespace {
 // spec §III.E) is walked here: each object's size must fit in its collection, which must fit in
 // the file. Returns why not, or "".
 std::string global_heap_problem(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto file_size = std::filesystem::file_size(path, error);
+  if (error) return {}; // HDF5 reports an unreadable file itself
   std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes(static_cast<std::size_t>(file_size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
   const auto u64 = [&](std::size_t at) {
     std::uint64_t v = 0;
     std::memcpy(&v, bytes.data() + at, 8);

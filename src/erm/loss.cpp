@@ -56,8 +56,8 @@ SLR_ERM_INLINE typename simd<W>::vec load(const float* p) { // float tokens are 
   std::memcpy(&r, p, sizeof r);
   return __builtin_convertvector(r, typename simd<W>::vec);
 }
-template <class V>
-SLR_ERM_INLINE void store(double* p, V v) { std::memcpy(p, &v, sizeof v); }
+template <class V> // by reference: a 64-byte vector by value draws GCC's -Wpsabi note (always inlined anyway)
+SLR_ERM_INLINE void store(double* p, const V& v) { std::memcpy(p, &v, sizeof v); }
 
 // The W lanes of a partial sum, added in a fixed order (pairwise).
 template <int W>

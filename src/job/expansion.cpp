@@ -207,7 +207,7 @@ std::string fingerprint(const std::vector<sweep_unit>& units) {
   lines.reserve(units.size());
   for (const auto& u : units) {
     std::string line = u.is_chain() ? "chain" : "point";
-    for (const auto& p : u.points) line += " " + hex16(p.id) + ":" + hex16(p.point.seed);
+    for (const auto& p : u.points) line.append(" ").append(hex16(p.id)).append(":").append(hex16(p.point.seed));
     lines.push_back(std::move(line));
   }
   std::sort(lines.begin(), lines.end());

@@ -18,7 +18,8 @@ namespace {
 // key "seed" when the seed equals value. Several conditions may be joined with '|'.
 bool failure_requested(const grid::point& p, const std::string& condition_list) {
   if (condition_list.empty()) return false;
-  const std::string canonical = ";" + p.canonical() + ";";
+  std::string canonical = ";";
+  canonical.append(p.canonical()).append(";");
   std::size_t start = 0;
   while (start <= condition_list.size()) {
     const auto bar = std::min(condition_list.find('|', start), condition_list.size());

@@ -99,7 +99,7 @@ std::vector<condition> parse_where(std::string_view expression) {
     const auto comma = expression.find(',', start);
     const auto piece = expression.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (pieces.empty() || looks_like_condition(piece)) pieces.emplace_back(piece);
-    else pieces.back() += "," + std::string(piece);
+    else pieces.back().append(",").append(piece);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 
 #include "slr/archive/archive_error.hpp"
@@ -32,7 +33,9 @@ namespace {
 
 std::string command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ostringstream read; // (istreambuf_iterator trips GCC 12's -Wnull-dereference inside libstdc++)
+  read << in.rdbuf();
+  std::string text = read.str();
   for (auto& c : text)
     if (c == '\0') c = ' ';
   while (!text.empty() && text.back() == ' ') text.pop_back();

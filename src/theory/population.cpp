@@ -58,8 +58,8 @@ struct manifold_objective {
   // Every stride-th sample and its noise, packed (stride > 1), as the swapped descent packs its
   // screening subsample: the same values in the same order, so the sums are bit for bit those of
   // a strided pass (here, with 3-token rows, no measurable gain: tests/bench/README.md).
-  model::teacher_fields packed_fields;
-  std::vector<double> packed_noise;
+  model::teacher_fields packed_fields{}; // filled by use_stride; the objective is built from the fields above
+  std::vector<double> packed_noise{};
 
   // Uses every stride-th sample from now on and forgets the best point seen (its value belongs
   // to the previous sample).

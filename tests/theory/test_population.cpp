@@ -120,8 +120,9 @@ TEST_P(LinearClosedForm, MonteCarloMinimiserAgrees) {
                            : theory::linear_max_hard_minimal_risk(p.lengths, c.delta);
   const auto minimum = theory::minimise_population_risk(p, {200'000, 99, 2});
   EXPECT_NEAR(minimum.risk.value, exact, 2e-3);
-  if (p.task.kind() == model::task_kind::spiked)
+  if (p.task.kind() == model::task_kind::spiked) {
     EXPECT_NEAR(minimum.argmin.m_kk, theory::linear_spiked_optimal_m_kk(c.nu, p.lengths.mean()), 0.05);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -23,15 +23,17 @@ struct parameter_spec {
   using value_type = grid::value_type;
   std::string name;          ///< job-file key, CLI flag without dashes and archive column, e.g. "samples", "r_k"
   value_type type = value_type::real;
-  std::string default_value; ///< canonical text; empty: no default (required where used)
-  std::string help;          ///< what it means (one line, with its symbol)
-  std::vector<std::string> choices;                          ///< for value_type::choice
+  // Members without a default of their own get {}: the declaration tables list the fields in
+  // order and stop after the last one they set.
+  std::string default_value{}; ///< canonical text; empty: no default (required where used)
+  std::string help{};          ///< what it means (one line, with its symbol)
+  std::vector<std::string> choices{};                        ///< for value_type::choice
   double minimum = -std::numeric_limits<double>::infinity(); ///< for integer/real
   double maximum = std::numeric_limits<double>::infinity();  ///< for integer/real (inclusive)
   /// For parameters added after archives exist: while at its default the parameter is left out of
   /// a point's canonical text, so points of existing archives keep their identities (and seeds).
   bool omitted_when_default = false;
-  std::string unit;              ///< physical unit or "" (dimensionless)
+  std::string unit{};            ///< physical unit or "" (dimensionless)
   bool allow_infinity = false;   ///< real: "inf" is a value (ν = ∞ of max-SLR)
   bool minimum_exclusive = false;///< real: value > minimum rather than ≥
 };
