@@ -330,6 +330,16 @@ def truncations(count, rng, work, reference):
     print(f"truncations: {count} trials, every resumed archive equal to the uninterrupted run")
 
 
+def reference_run(directory, job_name, text):
+    """Writes a job file into directory and runs it uninterrupted: (job path, reference archive)."""
+    job_path = os.path.join(directory, job_name)
+    with open(job_path, "w") as f:
+        f.write(text)
+    reference = os.path.join(directory, "reference.h5")
+    run("run", job_path, "-o", reference, expect=0)
+    return job_path, reference
+
+
 def status_counts(archive):
     """(done, total) from `status --json`; done never above total."""
     import json
@@ -396,11 +406,7 @@ def h5_alone(rng, work, count):
     for label, text in (("slr", EVERY_SLR_METHOD), ("tied", EVERY_TIED_METHOD)):
         d = os.path.join(work, f"alone-{label}")
         os.makedirs(d)
-        job_path = os.path.join(d, "job.toml")
-        with open(job_path, "w") as f:
-            f.write(text)
-        reference = os.path.join(d, "reference.h5")
-        run("run", job_path, "-o", reference, expect=0)
+        _, reference = reference_run(d, "job.toml", text)
         n = len(rows_of(reference))
         # 1. The .h5 alone resumes (twice: the second starts from the first's .h5 alone).
         archive = os.path.join(d, "copy.h5")
@@ -595,11 +601,7 @@ def sigint(work):
         return
     d = os.path.join(work, "sigint")
     os.makedirs(d)
-    job_path = os.path.join(d, "slow.toml")
-    with open(job_path, "w") as f:
-        f.write(SLOW_JOB)
-    reference = os.path.join(d, "reference.h5")
-    run("run", job_path, "-o", reference, expect=0)
+    job_path, reference = reference_run(d, "slow.toml", SLOW_JOB)
     archive = os.path.join(d, "a.h5")
     command = [launcher, *shlex.split(os.environ.get("SLR_MPIEXEC_PREFLAGS", "")), "-n", "2", SLR, "run", job_path,
                "-o", archive]
@@ -632,12 +634,8 @@ def main():
     global JOB_PATH
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="slr-faults-") as work:
-        job_path = os.path.join(work, "job.toml")
-        with open(job_path, "w") as f:
-            f.write(JOB)
+        job_path, reference = reference_run(work, "job.toml", JOB)
         JOB_PATH = job_path
-        reference = os.path.join(work, "reference.h5")
-        run("run", job_path, "-o", reference, expect=0)
         flips(args.flips, rng, work, reference)
         truncations(args.truncations, rng, work, reference)
         zeroed_tail(rng, work, reference)
