@@ -642,11 +642,7 @@ std::string describe_damage(const journal_contents& contents, std::size_t max_li
     else out += std::to_string(d.records) + " records whose header survived";
     if (!d.point_ids.empty()) {
       out += d.point_ids.size() == 1 ? ", point" : ", points";
-      for (std::size_t k = 0; k < d.point_ids.size() && k < 6; ++k) {
-        char id[24];
-        std::snprintf(id, sizeof id, " %016llx", static_cast<unsigned long long>(d.point_ids[k]));
-        out += id;
-      }
+      for (std::size_t k = 0; k < d.point_ids.size() && k < 6; ++k) out.append(" ").append(point_id_text(d.point_ids[k]));
       if (d.point_ids.size() > 6) out += " …";
       out += " (ids unverified)";
     }

@@ -2,8 +2,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 namespace slr::archive {
+
+std::string point_id_text(std::uint64_t id) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
+  return text;
+}
 
 std::string archive_column_name(std::string_view result_column) {
   std::string name(result_column);

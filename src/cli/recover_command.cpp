@@ -17,12 +17,6 @@
 namespace slr::cli {
 
 namespace {
-std::string hex_id(std::uint64_t id) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
-  return text;
-}
-
 // The damaged stretches as describe_damage lists them.
 struct journal_contents_view {
   std::vector<archive::journal_damage> damage;
@@ -91,7 +85,7 @@ std::function<int()> add_recover_command(CLI::App& app) {
     if (!report.refused.empty()) {
       std::cout << "left out " << report.refused.size() << " row(s) of the .h5 that are not points of the job:\n";
       for (std::size_t i = 0; i < report.refused.size() && i < 10; ++i)
-        std::cout << "  " << hex_id(report.refused[i].point_id) << ": " << report.refused[i].reason << "\n";
+        std::cout << "  " << archive::point_id_text(report.refused[i].point_id) << ": " << report.refused[i].reason << "\n";
       if (report.refused.size() > 10) std::cout << "  … and " << report.refused.size() - 10 << " more\n";
     }
     if (!report.merge_note.empty()) std::cout << "note: " << report.merge_note << "\n";
@@ -99,7 +93,7 @@ std::function<int()> add_recover_command(CLI::App& app) {
       std::cout << "lost: " << report.lost_point_ids.size() << " of the " << report.damaged_point_records
                 << " damaged point records whose id could be read are in neither an intact record nor the .h5";
       for (std::size_t i = 0; i < report.lost_point_ids.size() && i < 20; ++i)
-        std::cout << (i == 0 ? ": " : " ") << hex_id(report.lost_point_ids[i]);
+        std::cout << (i == 0 ? ": " : " ") << archive::point_id_text(report.lost_point_ids[i]);
       if (report.lost_point_ids.size() > 20) std::cout << " …";
       std::cout << "\n";
       if (report.unreadable_damaged_bytes > 0)

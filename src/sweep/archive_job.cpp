@@ -37,12 +37,6 @@ struct expected_point {
 };
 using expected_points = std::unordered_map<std::uint64_t, expected_point>;
 
-std::string hex(std::uint64_t id) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
-  return text;
-}
-
 bool same_value(const grid::parameter_value& a, const grid::parameter_value& b) {
   using kind = grid::parameter_value::kind;
   if (a.type == kind::text || b.type == kind::text) return a.to_text() == b.to_text();
@@ -64,12 +58,12 @@ grid::parameter_value retyped(const grid::parameter_value& stored, const grid::p
 
 std::string check_row(const expected_points& points, archive::point_row& row) {
   const auto it = points.find(row.point_id);
-  if (it == points.end()) return "point id " + hex(row.point_id) + " is not a point of the job";
+  if (it == points.end()) return "point id " + archive::point_id_text(row.point_id) + " is not a point of the job";
   const auto& expected = it->second;
   if (row.method != expected.method)
-    return "point " + hex(row.point_id) + " is a '" + expected.method + "' point, the row says '" + row.method + "'";
+    return "point " + archive::point_id_text(row.point_id) + " is a '" + expected.method + "' point, the row says '" + row.method + "'";
   if (row.repeat != expected.repeat || row.seed != expected.seed)
-    return "point " + hex(row.point_id) + ": repeat/seed " + std::to_string(row.repeat) + "/" + std::to_string(row.seed) +
+    return "point " + archive::point_id_text(row.point_id) + ": repeat/seed " + std::to_string(row.repeat) + "/" + std::to_string(row.seed) +
            " differ from the job's " + std::to_string(expected.repeat) + "/" + std::to_string(expected.seed);
   std::vector<grid::parameter_value> cells;
   std::vector<bool> used(row.parameters.size(), false);
@@ -82,7 +76,7 @@ std::string check_row(const expected_points& points, archive::point_row& row) {
       continue;
     }
     if (!same_value(row.parameters[k], declared))
-      return "point " + hex(row.point_id) + ": " + declared.name + " = " + row.parameters[k].to_text() +
+      return "point " + archive::point_id_text(row.point_id) + ": " + declared.name + " = " + row.parameters[k].to_text() +
              " in the row, " + declared.to_text() + " in the job";
     used[k] = true;
     cells.push_back(retyped(row.parameters[k], declared));

@@ -84,12 +84,6 @@ int on_root(const std::function<void()>& step) {
   return code;
 }
 
-std::string hex_id(std::uint64_t id) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(id));
-  return text;
-}
-
 // What opening the archive did besides replaying its journal, on stderr (rank 0).
 void report_opened(const archive::writer::open_report& opened, const std::string& path) {
   if (opened.journal_from_snapshot)
@@ -102,7 +96,7 @@ void report_opened(const archive::writer::open_report& opened, const std::string
               << " row(s) of the .h5 that are not points of the job (they are not journaled; a point they stood "
                  "for is computed again):\n";
     for (std::size_t i = 0; i < opened.refused.size() && i < 10; ++i)
-      std::cerr << "  " << hex_id(opened.refused[i].point_id) << ": " << opened.refused[i].reason << "\n";
+      std::cerr << "  " << archive::point_id_text(opened.refused[i].point_id) << ": " << opened.refused[i].reason << "\n";
     if (opened.refused.size() > 10) std::cerr << "  … and " << opened.refused.size() - 10 << " more\n";
     std::cerr.flush();
   }

@@ -71,6 +71,9 @@ struct parameter_description {
 void set_parameter_descriptions(std::map<std::string, parameter_description> descriptions);
 [[nodiscard]] const std::map<std::string, parameter_description>& parameter_descriptions();
 
+/// A point id as reports print it: 16 lowercase hex digits.
+[[nodiscard]] std::string point_id_text(std::uint64_t id);
+
 /// Archive column name of a result column: dots → underscores.
 [[nodiscard]] std::string archive_column_name(std::string_view result_column);
 
