@@ -30,6 +30,8 @@ struct plot_arguments {
   std::string output;
   std::string formats = "png,svg";
   std::string style = "screen";
+  std::string xscale = "auto";
+  std::string series;
   std::string name;
 };
 
@@ -95,9 +97,16 @@ std::function<int()> add_plot_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", args->output, "Output directory (created if missing)")->required();
   cmd->add_option("--formats", args->formats, "Image formats, comma-separated (png, svg, pdf)")->capture_default_str();
-  cmd->add_option("--style", args->style, "screen, or paper: panels sized for a column of a two-column article")
-      ->check(CLI::IsMember({"screen", "paper"}))
+  // Styles and scales are declared in figures.py (STYLES, XSCALES) and checked there, like --figure.
+  cmd->add_option("--style", args->style,
+                  "screen (4.6 x 3.6 in panels), paper (one column of a two-column article: 3.4 in wide, 8 pt "
+                  "text, 300 dpi) or paper-wide (7 in wide); legends below the panels in the paper styles")
       ->capture_default_str();
+  cmd->add_option("--xscale", args->xscale, "alpha axes: auto (log when alpha spans more than a factor 20), log or linear")
+      ->capture_default_str();
+  cmd->add_option("--series", args->series,
+                  "A parameter whose values split each activation's curves into series (population, finite-alpha, "
+                  "trajectory), e.g. r_k: one curve per r_k instead of the best r per alpha");
   cmd->add_option("--name", args->name,
                   "Output file stem (default: <job name>-<figure>; with --figure all: <name>-<figure>)");
 
@@ -136,7 +145,9 @@ std::function<int()> add_plot_command(CLI::App& app) {
                                      "-m", "slr_sweep.plot"};
     argv.insert(argv.end(), archives.begin(), archives.end());
     argv.insert(argv.end(),
-                {"--figure", args->figure, "-o", args->output, "--formats", args->formats, "--style", args->style});
+                {"--figure", args->figure, "-o", args->output, "--formats", args->formats, "--style", args->style,
+                 "--xscale", args->xscale});
+    if (!args->series.empty()) argv.insert(argv.end(), {"--series", args->series});
     if (!args->name.empty()) argv.insert(argv.end(), {"--name", args->name});
     std::filesystem::path ids_file;
     if (!args->input.where.empty() || !args->input.statuses.empty()) {

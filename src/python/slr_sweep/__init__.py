@@ -111,23 +111,26 @@ def parse_options(text):
     return _parse_options(text)
 
 
-def figure(path, name, style="screen", point_ids=None):
-    """One figure (a name of figure_names(): "population", "finite-alpha", "order-parameters",
-    "mismatched", "tied-learning-curve", "tied-spectra", "tied-rank", "tied-factorised-vs-direct") of
-    an archive, or of a list of archives drawn together (Fig 3: theory and ERM archives), as a matplotlib
-    Figure to adjust, show or save (style "screen" or "paper": panels sized for a two-column
-    article). Raises figures.NoData when the archive has no rows the figure can use."""
+def figure(path, name, style="screen", point_ids=None, xscale="auto", series=None):
+    """One figure (a name of figure_names(), e.g. "population", "finite-alpha", "trajectory",
+    "tied-spectra") of an archive, or of a list of archives drawn together (Fig 3: theory and ERM
+    archives), as a matplotlib Figure to adjust, show or save. style: a name of figures.STYLES
+    ("screen"; "paper" one column of a two-column article, 3.4 in wide; "paper-wide" 7 in); xscale:
+    auto, log or linear (alpha axes); series: a parameter whose values split each activation's curves.
+    Raises figures.NoData when the archive has no rows the figure can use."""
     from . import figures
 
-    return figures.make(load_columns(path, point_ids=point_ids), name, style)
+    return figures.make(load_columns(path, point_ids=point_ids), name, style, xscale, series)
 
 
-def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None, name=None, style="screen"):
+def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None, name=None, style="screen",
+                xscale="auto", series=None):
     """Draws one figure into outdir as <name>.<format> (default: the paper's figure stem, e.g.
-    fig3_finite_alpha); returns the written file paths. Needs matplotlib."""
+    fig3_finite_alpha); returns the written file paths. Options as for figure(). Needs matplotlib."""
     from . import figures
 
-    return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats, name=name, style=style)
+    return figures.draw(load_columns(path, point_ids=point_ids), figure, outdir, formats, name=name, style=style,
+                        xscale=xscale, series=series)
 
 
 __all__ = ["load", "load_columns", "parameter_columns", "to_xarray", "parse_options", "runs", "attributes",

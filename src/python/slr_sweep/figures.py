@@ -29,6 +29,7 @@ FIGURES = {
     "finite-alpha": "fig3_finite_alpha",
     "order-parameters": "fig4_order_parameters",
     "mismatched": "fig5_mismatched",
+    "trajectory": "fig4_trajectory",
     "tied-learning-curve": "tied_learning_curve",
     "tied-spectra": "tied_spectra",
     "tied-rank": "tied_rank",
@@ -41,22 +42,34 @@ LABELS = {"m_kk": r"$m_{kk^*}$", "m_kv": r"$m_{kv^*}$", "m_vk": r"$m_{vk^*}$", "
           "R_kk": r"$R_{kk}$", "R_kv": r"$R_{kv}$", "R_vv": r"$R_{vv}$"}
 
 
-# Figure styles: panel size in inches and the matplotlib settings that go with it. "paper" fits
-# one panel in a column of a two-column article (3.4 in) with 8 pt text.
+# Figure styles. "screen": each panel 4.6 x 3.6 in. "paper" and "paper-wide": the whole figure is
+# one column (3.4 in) or the full text width (7 in) of a two-column article, with 8 pt text; the
+# panels share that width (at most `columns` side by side, more rows below), and legends go below
+# the panels so that the data areas keep the width.
 STYLES = {
     "screen": {"panel": (4.6, 3.6), "rc": {"font.size": 10, "legend.fontsize": 7, "lines.linewidth": 1.5,
                                            "savefig.dpi": 150}},
-    "paper": {"panel": (3.4, 2.6), "rc": {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8,
-                                          "legend.fontsize": 6, "xtick.labelsize": 7, "ytick.labelsize": 7,
-                                          "lines.linewidth": 1.2, "lines.markersize": 4, "savefig.dpi": 300}},
+    "paper": {"panel": (3.4, 2.5), "width": 3.4, "columns": 1,
+              "rc": {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
+                     "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.1, "lines.markersize": 3.5,
+                     "savefig.dpi": 300}},
+    "paper-wide": {"panel": (3.5, 2.6), "width": 7.0, "columns": 4,
+                   "rc": {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 6.5,
+                          "xtick.labelsize": 7, "ytick.labelsize": 7, "lines.linewidth": 1.1,
+                          "lines.markersize": 3.5, "savefig.dpi": 300}},
 }
-_PANEL = {"size": STYLES["screen"]["panel"]}
+_PANEL = {"style": "screen"}
+# Options of `slr-sweep plot` that every figure reads (set by make()): xscale of the alpha axes
+# (auto: log when the values span more than a factor 20), and a parameter whose values split each
+# activation's curves into series (None: one series per activation, the paper's figures).
+XSCALES = ("auto", "log", "linear")
+_OPTIONS = {"xscale": "auto", "series": None}
 # Line styles and markers cycled over series that share a colour (e.g. several erf offsets).
 LINESTYLES = ["-", "--", "-.", ":"]
 MARKERS = ["o", "s", "^", "D", "v", "P"]
-# The Bayes reference: black, dashed, drawn first (behind), so that a curve equal to it (softmax
-# attains the Bayes risk) stays visible on top of it.
-BAYES = {"color": "k", "ls": "--", "lw": 1.6, "zorder": 1}
+# The Bayes reference: black, thin and dashed, drawn on top, so that a curve equal to it (softmax
+# attains the Bayes risk) shows through its gaps.
+BAYES = {"color": "k", "ls": (0, (3, 3)), "lw": 1.1, "zorder": 5}
 
 
 class NoData(ValueError):
@@ -196,9 +209,12 @@ def _mean_by(x, y, extra=None):
 
 
 def _tuned(cols, mask, value="test_risk"):
-    """Per alpha: the (r_k, r_v) with the smallest mean `value` over repeats. Returns a list of
-    (alpha, mean, std, min, max, count, r_k, r_v) and whether several r were compared."""
+    """Per alpha: the (r_k, r_v) with the smallest mean `value` over repeats, among every cell of
+    `mask` with a finite value whatever its status. Returns a list of (alpha, mean, std, min, max,
+    count, r_k, r_v, ok), ok meaning every row of the winning cell has status ok, and whether several
+    r were compared. A winner that is not ok is reported as such, never replaced by the next r."""
     alpha, rk, rv, y = _col(cols, "alpha"), _col(cols, "r_k"), _col(cols, "r_v"), _col(cols, value)
+    ok = _ok(cols)
     out, several = [], False
     for a in _unique(alpha[mask]):
         if isinstance(a, float) and math.isnan(a):
@@ -210,16 +226,31 @@ def _tuned(cols, mask, value="test_risk"):
         for r in regs:
             m = at_alpha & _equal_mask(rk, r[0]) & _equal_mask(rv, r[1])
             values = y[m]
-            values = values[~np.isnan(values)]
+            values = values[np.isfinite(values)]
             if values.size == 0:
                 continue
             mean = float(values.mean())
             std = float(np.std(values, ddof=1)) if values.size > 1 else float("nan")
             if best is None or mean < best[1]:
-                best = (a, mean, std, float(values.min()), float(values.max()), values.size, r[0], r[1])
+                best = (a, mean, std, float(values.min()), float(values.max()), values.size, r[0], r[1],
+                        bool(ok[m].all()))
         if best is not None:
             out.append(best)
     return out, several
+
+
+def _ok_segments(points):
+    """The runs of consecutive ok entries of a tuned curve (a curve breaks where its winner is not ok)."""
+    segments, current = [], []
+    for p in points:
+        if p[8]:
+            current.append(p)
+        elif current:
+            segments.append(current)
+            current = []
+    if current:
+        segments.append(current)
+    return segments
 
 
 def _ok(cols):
@@ -242,6 +273,30 @@ def _hollow_not_ok(ax, cols, mask, x_name, y_name, colour):
         # axis limits (it is clipped; the legend counts it).
         ax.add_artist(Line2D(x[keep], y[keep], ls="none", marker="o", ms=6, mfc="none", mec=colour, mew=1.2))
     return int(bad.sum())
+
+
+def _count(values):
+    out = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def _hollow(ax, x, y, colour, marker="o"):
+    """Hollow markers that do not set the axis limits (a diverged point far off the curves is clipped)."""
+    from matplotlib.lines import Line2D
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    if keep.any():
+        ax.add_artist(Line2D(x[keep], y[keep], ls="none", marker=marker, ms=6, mfc="none", mec=colour, mew=1.2))
+
+
+def _not_ok_handle(ax):
+    """The legend handle of hollow not-ok markers (not drawn in any panel)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], ls="none", marker="o", ms=6, mfc="none", mec="0.3")
 
 
 def _legend_not_ok(ax, count):
@@ -272,13 +327,37 @@ def _log_if_wide(ax, axis, values):
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
 
 
+def _alpha_scale(ax, values):
+    """The alpha axis: --xscale log or linear, else log when the values span more than a factor 20;
+    log ticks read 0.1, 1, 10 rather than powers of ten."""
+    from matplotlib.ticker import FuncFormatter
+
+    if _OPTIONS["xscale"] == "auto":
+        _log_if_wide(ax, "x", values)
+    elif _OPTIONS["xscale"] == "log":
+        ax.set_xscale("log")
+    if ax.get_xscale() == "log":
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+
+
 def _grid(n, width=None, height=None, columns=None):
+    """n panels. width, height: a panel's size in the screen style (default 4.6 x 3.6 in); in the
+    paper styles the figure has the style's width, and the panels share it with the same aspect
+    (at most the style's number of columns side by side)."""
     import matplotlib.pyplot as plt
 
-    base_w, base_h = _PANEL["size"]
-    width = base_w if width is None else width * base_w / 4.6
-    height = base_h if height is None else height * base_h / 3.6
+    style = STYLES[_PANEL["style"]]
+    base_w, base_h = STYLES["screen"]["panel"]
+    width = base_w if width is None else width
+    height = base_h if height is None else height
     columns = min(n, 3) if columns is None else max(1, min(n, columns))
+    if "width" in style:
+        columns = max(1, min(columns, style["columns"]))
+        panel_w = style["width"] / columns
+        panel_h = min(max(panel_w * height / width, 1.7), 2.8)
+        if panel_w * height / width > 2.8:  # a wide panel shape kept readable: cap its height
+            panel_h = 2.8
+        width, height = panel_w, panel_h
     rows = (n + columns - 1) // columns
     fig, axes = plt.subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False)
     for ax in axes.flat[n:]:
@@ -286,11 +365,78 @@ def _grid(n, width=None, height=None, columns=None):
     return fig, list(axes.flat[:n])
 
 
+def _shared_legend(fig, axes, extra=()):
+    """One legend for the whole figure, below the panels: the entries of every panel once (by
+    label, in order of appearance), then `extra` (handle, label) pairs. The panels' own legends go."""
+    seen = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if not label.startswith("_"):
+                seen.setdefault(label, handle)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    for handle, label in extra:
+        seen.setdefault(label, handle)
+    if seen:
+        fig._slr_legend = (list(seen.values()), list(seen.keys()))
+
+
+def _layout(fig):
+    """tight_layout, with the shared legend (if any) in a band below the panels: the figure grows
+    by the legend's height, so that the data areas keep their size; as many legend columns as fit."""
+    entries = getattr(fig, "_slr_legend", None)
+    if entries is None:
+        fig.tight_layout()
+        return
+    width, height = fig.get_size_inches()
+    renderer = fig.canvas.get_renderer()
+    columns = len(entries[0])
+    while True:
+        legend = fig.legend(*entries, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=columns, frameon=False,
+                            handlelength=2.2, columnspacing=1.2)
+        box = legend.get_window_extent(renderer)
+        if box.width <= fig.bbox.width * 0.98 or columns == 1:
+            break
+        legend.remove()
+        columns -= 1
+    band = box.height / fig.dpi + 0.05
+    fig.set_size_inches(width, height + band)
+    fig.tight_layout(rect=(0, band / (height + band), 1, 1))
+
+
+def _infinite_column(ax, finite, has_inf):
+    """A log nu axis over the finite values, and nu = infinity as a column of its own at the right,
+    behind a break, with the tick label ∞. Returns the x position of infinity (None without it)."""
+    from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter
+
+    finite = np.asarray([v for v in finite if np.isfinite(v) and v > 0])
+    ax.set_xscale("log")
+    if finite.size == 0:
+        return None
+    low, high = finite.min(), finite.max()
+    decades = max(np.log10(high / low), 1.0)
+    major = [10.0 ** e for e in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+             if low / 1.01 <= 10.0 ** e <= high * 1.01]
+    minor = [t for t in LogLocator(subs=np.arange(2, 10)).tick_values(low, high) if low <= t <= high]
+    if not has_inf:
+        ax.xaxis.set_major_locator(FixedLocator(major))
+        ax.set_xticklabels([f"{m:g}" for m in major])
+        return None
+    x_inf = high * 10 ** (0.22 * decades)
+    x_break = high * 10 ** (0.11 * decades)
+    ax.set_xlim(low / 10 ** (0.04 * decades), x_inf * 10 ** (0.06 * decades))
+    ax.xaxis.set_major_locator(FixedLocator(major + [x_inf]))
+    ax.set_xticklabels([f"{m:g}" for m in major] + ["∞"])
+    ax.xaxis.set_minor_locator(FixedLocator(minor))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.axvspan(x_break / 10 ** (0.012 * decades), x_break * 10 ** (0.012 * decades), color="0.85", lw=0, zorder=0)
+    return x_inf
+
+
 def _save(fig, outdir, stem, formats):
     import matplotlib.pyplot as plt
 
     os.makedirs(outdir, exist_ok=True)
-    fig.tight_layout()
     paths = []
     for fmt in formats:
         path = os.path.join(outdir, f"{stem}.{fmt}")
@@ -303,59 +449,95 @@ def _save(fig, outdir, stem, formats):
 
 # ---------------------------------------------------------------- Fig 2: population risk vs nu
 
+def _series(cols, mask):
+    """The series of --series within the rows of `mask`: [(label suffix, rows, index)], one entry
+    ("", mask, 0) without it."""
+    name = _OPTIONS["series"]
+    if name is None:
+        return [("", mask, 0)]
+    column = np.asarray(cols[name])
+    out = []
+    for i, value in enumerate(_unique(column[mask])):
+        text = f"{value:g}" if isinstance(value, float) else str(value)
+        out.append((f", {name}={text}", mask & _equal_mask(column, value), i))
+    return out
+
+
+# Each activation's own line style and marker, so that curves that coincide stay visible
+# (max-SLR: linear and erf attention within 0.003 of each other).
+ACTIVATION_STYLE = {"softmax": ("-", "o"), "linear": ("--", "s"), "erf": ("-.", "^"), "softplus-kernel": (":", "D")}
+
+
+def _activation_style(act, index=0):
+    ls, marker = ACTIVATION_STYLE.get(act, ("-", "o"))
+    if index:
+        ls, marker = LINESTYLES[index % len(LINESTYLES)], MARKERS[index % len(MARKERS)]
+    return ls, marker
+
+
 def population(cols):
+    """Fig 2: the minimal population risk per activation against nu, the Bayes risk dashed black
+    behind; nu = infinity as its own column at the right; one panel per (task, L, Delta)."""
     is_pop = _mask_method(cols, "population") & (_at_option(cols) == "")
     is_bayes = _mask_method(cols, "bayes")
     if not (is_pop | is_bayes).any():
         raise NoData("figure population: no rows of method population (without `at`) or bayes")
     keys = ("task", "L_pmf", "delta")
     settings = _settings(cols, is_pop | is_bayes, keys)
-    fig, axes = _grid(len(settings))
+    fig, axes = _grid(len(settings), columns=2)
     nu, risk, stderr = _col(cols, "nu"), _col(cols, "risk"), _col(cols, "risk_stderr")
     ok = _ok(cols)
+    not_ok = []
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
-        finite_nu = []
-        not_ok = 0
+        x_inf = _infinite_column(ax, nu[(is_pop | is_bayes) & here], bool((np.isinf(nu) & here).any()))
         for act in _activations(cols, is_pop & here):
-            for j, offset in enumerate(_unique(_col(cols, "erf_offset")[is_pop & here & (cols["activation"] == act)])):
-                every = is_pop & here & (cols["activation"] == act) & _equal_mask(_col(cols, "erf_offset"), offset)
-                m = every & ok
-                label = act if math.isnan(offset) else f"{act} (c={offset:g})"
-                colour = COLOURS.get(act)
-                not_ok += _hollow_not_ok(ax, cols, every, "nu", "risk", colour or "0.3")
-                stats = _mean_by(nu[m], risk[m])
-                fin = [s for s in stats if np.isfinite(s[0])]
-                if fin:
-                    x = np.array([s[0] for s in fin])
-                    y = np.array([s[1] for s in fin])
-                    err = np.array([_nanmean(stderr[m & _equal_mask(nu, s[0])]) for s in fin])
-                    line, = ax.plot(x, y, marker=MARKERS[j % len(MARKERS)], ls=LINESTYLES[j % len(LINESTYLES)], ms=3,
-                                    color=colour, label=label, zorder=3 if act == "softmax" else 2)
-                    if np.isfinite(err).any():
-                        ax.fill_between(x, y - 2 * err, y + 2 * err, color=line.get_color(), alpha=0.2, lw=0)
-                    colour = line.get_color()
-                    finite_nu.extend(x)
-                for s in stats:
-                    if np.isinf(s[0]):
-                        ax.axhline(s[1], color=colour, ls=":", lw=1.2, label=f"{label}, ν=∞")
+            offsets = _unique(_col(cols, "erf_offset")[is_pop & here & (cols["activation"] == act)])
+            for j, offset in enumerate(offsets):
+                base = is_pop & here & (cols["activation"] == act) & _equal_mask(_col(cols, "erf_offset"), offset)
+                for suffix, every, k in _series(cols, base):
+                    m = every & ok
+                    label = (act if math.isnan(offset) else f"{act} (c={offset:g})") + suffix
+                    ls, marker = _activation_style(act, j + k)
+                    colour = COLOURS.get(act)
+                    bad = every & ~ok
+                    if bad.any():
+                        _hollow(ax, np.where(np.isinf(nu[bad]), np.nan if x_inf is None else x_inf, nu[bad]),
+                                risk[bad], colour or "0.3", marker=marker)
+                        not_ok.extend(np.asarray(cols["status"])[bad].astype(str))
+                    stats = _mean_by(nu[m], risk[m])
+                    fin = [st for st in stats if np.isfinite(st[0])]
+                    if fin:
+                        x = np.array([st[0] for st in fin])
+                        y = np.array([st[1] for st in fin])
+                        err = np.array([_nanmean(stderr[m & _equal_mask(nu, st[0])]) for st in fin])
+                        line, = ax.plot(x, y, marker=marker, ls=ls, ms=3, mfc="none", color=colour, label=label,
+                                        zorder=3 if act == "softmax" else 2)
+                        if np.isfinite(err).any():
+                            ax.fill_between(x, y - 2 * err, y + 2 * err, color=line.get_color(), alpha=0.2, lw=0)
+                        colour = line.get_color()
+                    inf = [st for st in stats if np.isinf(st[0])]
+                    if inf and x_inf is not None:
+                        ax.plot([x_inf], [inf[0][1]], marker=marker, ms=5, mfc="none", color=colour, ls="none",
+                                zorder=3)
         # The Bayes risk: method bayes, else the bayes_risk column of the population rows.
         source, values = (is_bayes & here, risk) if (is_bayes & here).any() else (is_pop & here, _col(cols, "bayes_risk"))
         stats = _mean_by(nu[source], values[source])
-        fin = [s for s in stats if np.isfinite(s[0])]
+        fin = [st for st in stats if np.isfinite(st[0])]
         if fin:
-            ax.plot([s[0] for s in fin], [s[1] for s in fin], label="Bayes", **BAYES)
-            finite_nu.extend(s[0] for s in fin)
-        for s in stats:
-            if np.isinf(s[0]):
-                ax.axhline(s[1], color="k", ls=":", lw=1.2, label="Bayes, ν=∞")
-        _legend_not_ok(ax, not_ok)
-        _log_if_wide(ax, "x", finite_nu)
+            ax.plot([st[0] for st in fin], [st[1] for st in fin], label="Bayes risk", **BAYES)
+        inf = [st for st in stats if np.isinf(st[0])]
+        if inf and x_inf is not None:
+            ax.plot([x_inf], [inf[0][1]], "k_", ms=9, mew=1.6, zorder=1)
         ax.set_xlabel("ν")
         ax.set_ylabel("population risk")
         ax.set_title(_setting_title(keys, setting))
-        ax.legend()
         ax.grid(alpha=0.3)
+    extra = []
+    if not_ok:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(_count(not_ok).items()))
+        extra.append((_not_ok_handle(axes[0]), f"status not ok ({counts}): hollow, left out of the curves"))
+    _shared_legend(fig, axes, extra)
     return fig
 
 
@@ -374,6 +556,11 @@ def _bayes_jump(cols, mask):
 
 
 def finite_alpha(cols):
+    """Fig 3: test risk against alpha. Per activation the replica fixed point (lines) and ERM
+    (markers, mean and standard deviation over seeds), each at the r with the smallest mean test
+    risk at that alpha (the paper tunes r by grid search); where that r is not ok the curve breaks
+    and the point is hollow. The Bayes-optimal state evolution in black, broken at its located jump;
+    alpha -> infinity limits dashed. One panel per (task, nu, L, Delta)."""
     slr = ~_tied_rows(cols)  # the tied-attention model's fixed-point/erm rows have figures of their own
     fp, erm = _mask_method(cols, "fixed-point") & slr, _mask_method(cols, "erm") & slr
     se = _mask_method(cols, "state-evolution")
@@ -384,46 +571,64 @@ def finite_alpha(cols):
     bayes = _mask_method(cols, "bayes")
     keys = ("task", "nu", "L_pmf", "delta")
     settings = _settings(cols, fp | erm | se, keys)
-    fig, axes = _grid(len(settings), width=7.4, height=4.0)
+    fig, axes = _grid(len(settings), width=5.2, height=4.0, columns=2)
     risk = _col(cols, "risk")
     ok = _ok(cols)
+    alpha_all = _col(cols, "alpha")
+    stderr = _col(cols, "test_risk_stderr")
+    not_ok = 0
+    tuned_any = False
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
         alphas = []
-        tuned_any = False
-        not_ok = 0
         for act in _activations(cols, (fp | erm) & here):
-            colour = COLOURS.get(act)
-            every = here & (cols["activation"] == act)
-            not_ok += _hollow_not_ok(ax, cols, (fp | erm) & every, "alpha", "test_risk", colour or "0.3")
-            this = every & ok
-            curve, several = _tuned(cols, fp & this)
-            tuned_any |= several
-            if curve:
-                line, = ax.plot([c[0] for c in curve], [c[1] for c in curve], "-", color=colour,
-                                label=f"{act}: fixed point")
-                colour = line.get_color()
+            base_colour = COLOURS.get(act)
+            for suffix, every, k in _series(cols, here & (cols["activation"] == act)):
+                colour = base_colour
+                marker = _activation_style(act, k)[1]
+                ls = LINESTYLES[k % len(LINESTYLES)]  # solid, unless --series splits the curves
+                curve, several = _tuned(cols, fp & every)
+                tuned_any |= several
+                label = f"{act}{suffix}: fixed point"
+                for segment in _ok_segments(curve):
+                    line, = ax.plot([c[0] for c in segment], [c[1] for c in segment], ls=ls, color=colour,
+                                    label=label)
+                    colour, label = line.get_color(), "_" + label
+                bad = [c for c in curve if not c[8]]
+                if bad:
+                    _hollow(ax, [c[0] for c in bad], [c[1] for c in bad], colour or "0.3")
+                    not_ok += len(bad)
                 alphas.extend(c[0] for c in curve)
-            points, several = _tuned(cols, erm & this)
-            tuned_any |= several
-            if points:
-                stderr = _col(cols, "test_risk_stderr")
-                err = []
-                for p in points:
-                    if np.isfinite(p[2]):
-                        err.append(p[2])
-                    else:  # one run: its own standard error, if the method reported one
-                        m = erm & this & _equal_mask(_col(cols, "alpha"), p[0]) & _equal_mask(_col(cols, "r_k"), p[6])
-                        err.append(float(np.nanmean(stderr[m])) if np.isfinite(stderr[m]).any() else 0.0)
-                bars = ax.errorbar([p[0] for p in points], [p[1] for p in points], yerr=err, fmt="o", ms=4,
-                                   capsize=3, color=colour, label=f"{act}: ERM")
-                colour = bars.lines[0].get_color()
-                alphas.extend(p[0] for p in points)
-            limit = _mean_by(np.zeros(_n(cols))[pop & this], risk[pop & this])
-            if limit:
-                ax.axhline(limit[0][1], color=colour, ls=(0, (4, 3)), lw=1.4, zorder=2, label=f"{act}: α → ∞")
-        not_ok += _hollow_not_ok(ax, cols, se & here, "alpha", "test_risk", "k")
-        curve = _mean_by(_col(cols, "alpha")[se & here & ok], _col(cols, "test_risk")[se & here & ok])
+                points, several = _tuned(cols, erm & every)
+                tuned_any |= several
+                if points:
+                    err = []
+                    for p in points:
+                        if np.isfinite(p[2]):
+                            err.append(p[2])
+                        else:  # one run: its own standard error, if the method reported one
+                            m = erm & every & _equal_mask(alpha_all, p[0]) & _equal_mask(_col(cols, "r_k"), p[6])
+                            err.append(float(np.nanmean(stderr[m])) if np.isfinite(stderr[m]).any() else 0.0)
+                    good = [i for i, p in enumerate(points) if p[8]]
+                    if good:
+                        bars = ax.errorbar([points[i][0] for i in good], [points[i][1] for i in good],
+                                           yerr=[err[i] for i in good], fmt=marker, ms=4, capsize=3, color=colour,
+                                           label=f"{act}{suffix}: ERM")
+                        colour = bars.lines[0].get_color()
+                    bad = [p for p in points if not p[8]]
+                    if bad:
+                        _hollow(ax, [p[0] for p in bad], [p[1] for p in bad], colour or "0.3", marker=marker)
+                        not_ok += len(bad)
+                    alphas.extend(p[0] for p in points)
+                limit = _mean_by(np.zeros(_n(cols))[pop & every], risk[pop & every])
+                if limit:
+                    ax.axhline(limit[0][1], color=colour, ls=(0, (1, 2)), lw=1.4, zorder=2,
+                               label=f"{act}{suffix}: α → ∞")
+        bad_se = se & here & ~ok
+        if bad_se.any():
+            _hollow(ax, alpha_all[bad_se], _col(cols, "test_risk")[bad_se], "k")
+            not_ok += int(bad_se.sum())
+        curve = _mean_by(alpha_all[se & here & ok], _col(cols, "test_risk")[se & here & ok])
         jump = _bayes_jump(cols, here & ok)
         if curve:
             x, y = [c[0] for c in curve], [c[1] for c in curve]
@@ -438,19 +643,25 @@ def finite_alpha(cols):
             alphas.extend(x)
         if jump is not None:
             a_jump, a_lo, r_lo, a_hi, r_hi = jump
-            ax.plot([a_jump, a_jump], [r_hi, r_lo], "k:", lw=1.2, zorder=1,
-                    label=f"Bayes jump at α = {a_jump:.4g} ∈ [{a_lo:.4g}, {a_hi:.4g}]")
+            ax.plot([a_jump, a_jump], [r_hi, r_lo], "k:", lw=1.2, zorder=1, label="Bayes-optimal: jump")
+            ax.annotate(f"α = {a_jump:.4g}", (a_jump, 0.5 * (r_hi + r_lo)), xytext=(4, 0),
+                        textcoords="offset points", fontsize="small", va="center")
         limit_source = (bayes & here, risk) if (bayes & here).any() else (pop & here, _col(cols, "bayes_risk"))
         limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
         if limit:
-            ax.axhline(limit[0][1], color="k", ls="--", lw=1, zorder=1, label="Bayes, α → ∞")
-        _legend_not_ok(ax, not_ok)
-        _log_if_wide(ax, "x", alphas)
+            ax.axhline(limit[0][1], color="k", ls="--", lw=1, zorder=1, label="Bayes risk (α → ∞)")
+        _alpha_scale(ax, alphas)
         ax.set_xlabel("α = N/D")
         ax.set_ylabel("test risk")
-        ax.set_title(_setting_title(keys, setting) + (" (best r per α)" if tuned_any else ""))
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        ax.set_title(_setting_title(keys, setting))
         ax.grid(alpha=0.3)
+    extra = []
+    if tuned_any:
+        extra.append((axes[0].plot([], [], " ")[0], "fixed point and ERM: the r with the smallest test risk at each α"))
+    if not_ok:
+        extra.append((_not_ok_handle(axes[0]), f"best r not ok ({not_ok}): curve broken, point hollow "
+                                               "(clipped when off scale)"))
+    _shared_legend(fig, axes, extra)
     return fig
 
 
@@ -516,7 +727,7 @@ def order_parameters(cols):
                         line, = ax.plot([s[0] for s in theory], [s[1] for s in theory], styles[i % len(styles)],
                                         color=colour)
                         remember(line, f"{act}: fixed point{suffix}")
-            _log_if_wide(ax, "x", alpha[(erm | fp) & has])
+            _alpha_scale(ax, alpha[(erm | fp) & has])
             _readable_y(ax)
             ax.set_xlabel("α")
             ax.set_ylabel(LABELS[name])
@@ -527,11 +738,15 @@ def order_parameters(cols):
             handles[", ".join(LABELS[n] for n in zero) + " ≡ 0 (not drawn)"] = legend_ax.plot([], [], " ")[0]
         legend_ax.legend(list(handles.values()), list(handles.keys()), loc="center")
     else:
-        # One panel per setting: the seven quantities side by side, mean with min-max bars.
-        fig, axes = _grid(len(settings), width=7.5, height=3.8)
+        # One panel per setting: the seven quantities side by side, mean with min-max bars. The
+        # settings differing only in r side by side, one row per (task, nu, L, Delta).
+        regs = _settings(cols, source, ("r_k", "r_v"))
+        columns = len(regs) if len(settings) % max(len(regs), 1) == 0 else None
+        fig, axes = _grid(len(settings), width=6.0, height=3.4, columns=columns)
         positions = np.arange(len(ORDER_PARAMETERS))
+        test = _col(cols, "test_risk")
+        off_branch = 0
         for ax, setting in zip(axes, settings):
-            handles = {}
             here = _setting_mask(cols, keys, setting) & has
             acts = _activations(cols, source & here)
             width = 0.8 / max(len(acts), 1)
@@ -539,33 +754,138 @@ def order_parameters(cols):
                 this = here & (cols["activation"] == act)
                 shift = positions - 0.4 + width * (j + 0.5)
                 colour = COLOURS.get(act, "tab:gray")
-                if (erm & this).any():
+                runs = int((erm & this).sum())
+                if runs:
                     mean = np.array([_nanmean(values[n][erm & this]) for n in ORDER_PARAMETERS])
                     lo = mean - np.array([np.nanmin(values[n][erm & this]) for n in ORDER_PARAMETERS])
                     hi = np.array([np.nanmax(values[n][erm & this]) for n in ORDER_PARAMETERS]) - mean
-                    runs = int((erm & this).sum())
-                    remember(ax.errorbar(shift, mean, yerr=[lo, hi], fmt="o", ms=5, capsize=4, color=colour),
-                             f"{act}: ERM, {runs} run(s) (mean, min–max)")
+                    # equal values: mean - min may be -1 ulp
+                    ax.errorbar(shift, mean, yerr=[np.maximum(lo, 0), np.maximum(hi, 0)], fmt="o", ms=4, capsize=3,
+                                color=colour,
+                                label=f"{act}: ERM (mean, min–max over runs)")
                 theory_rows = fp & this & _equal_mask(alpha, _unique(alpha[source & this])[0])
                 if theory_rows.any():
                     theory = np.array([_nanmean(values[n][theory_rows]) for n in ORDER_PARAMETERS])
                     bad = sorted(set(np.asarray(cols["status"])[theory_rows].astype(str)) - {"ok"}) \
                         if "status" in cols else []
-                    if bad:  # a fixed point that is not ok: a thin dotted tick, its status in the legend
-                        line, = ax.plot(shift, theory, "_", ms=14, mew=0.8, color=colour, alpha=0.6)
-                        remember(line, f"{act}: fixed point, status {', '.join(bad)} (not ok)")
+                    fp_test = _nanmean(test[theory_rows])
+                    erm_test = test[erm & this]
+                    erm_test = erm_test[np.isfinite(erm_test)]
+                    # Off the ERM branch: a fixed point whose test risk lies outside the runs' range and
+                    # more than 1.5 times (or below 1/1.5 of) their mean: a replica state that gradient
+                    # flow does not reach (docs/theory.md §6), though it passes the solver's checks.
+                    off = (not bad and erm_test.size > 1 and np.isfinite(fp_test)
+                           and not (erm_test.min() <= fp_test <= erm_test.max())
+                           and max(fp_test / erm_test.mean(), erm_test.mean() / fp_test) > 1.5)
+                    if bad:  # a fixed point that is not ok: a thin tick, its status in the legend
+                        ax.plot(shift, theory, "_", ms=12, mew=0.8, color=colour, alpha=0.6,
+                                label=f"{act}: fixed point, status {', '.join(bad)}")
+                    elif off:
+                        off_branch += 1
+                        ax.plot(shift, theory, "x", ms=5, mew=1.0, color=colour,
+                                label=f"{act}: fixed point off the ERM branch")
+                        ax.annotate(f"{act} FP test risk {fp_test:.3g}\nERM {erm_test.mean():.3g}",
+                                    (0.02, 0.97 - 0.17 * j), xycoords="axes fraction", va="top", fontsize="x-small",
+                                    color=colour)
                     else:
-                        line, = ax.plot(shift, theory, "_", ms=14, mew=2, color=colour)
-                        remember(line, f"{act}: fixed point")
+                        ax.plot(shift, theory, "_", ms=12, mew=2, color=colour, label=f"{act}: fixed point")
             ax.axhline(0, color="0.6", lw=0.8)
             ax.set_ylabel("value after training")
             ax.set_xticks(positions)
             ax.set_xticklabels([LABELS[n] for n in ORDER_PARAMETERS])
             a = _unique(alpha[source & here])
-            ax.set_title(_setting_title(keys, setting) + (f", α={a[0]:g}" if a and np.isfinite(a[0]) else ""))
-            ax.legend(list(handles.values()), list(handles.keys()), loc="upper left",
-                      bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+            runs = int((erm & here).sum() / max(len(acts), 1))
+            ax.set_title(_setting_title(keys, setting) + (f", α={a[0]:g}" if a and np.isfinite(a[0]) else "")
+                         + (f", {runs} runs" if runs else ""))
             ax.grid(alpha=0.3, axis="y")
+        extra = []
+        if off_branch:
+            extra.append((axes[0].plot([], [], " ")[0], "off the ERM branch: fixed-point test risk outside the runs' "
+                                                        "range and > 1.5× their mean"))
+        _shared_legend(fig, axes, extra)
+    return fig
+
+
+# ---------------------------------------------------------------- gradient-flow trajectories
+
+TRAJECTORY_QUANTITIES = ["m_kk", "m_vv", "R_kk", "R_vv", "train_loss", "train_loss_regularised"]
+
+
+def _trajectories(cols, mask):
+    """{row index: {quantity: array over recorded times, "t": times}} of the rows of `mask` whose
+    extra_json holds a gradient-flow trajectory (ERM option trajectory = 1)."""
+    import json
+
+    out = {}
+    for i in np.flatnonzero(mask):
+        text = cols["extra_json"][i] if "extra_json" in cols else ""
+        steps = (json.loads(text) if text else {}).get("trajectory")
+        if not steps:
+            continue
+        g = {k: np.array([st["order_parameters"].get(k, np.nan) for st in steps], dtype=float)
+             for k in ("m_kk", "m_kv", "m_vk", "m_vv", "q_kk", "q_kv", "q_vv")}
+        out[i] = {"t": np.array([st["t"] for st in steps], dtype=float),
+                  "m_kk": g["m_kk"], "m_vv": g["m_vv"],
+                  "R_kk": g["q_kk"] - g["m_kk"] ** 2 - g["m_kv"] ** 2,
+                  "R_vv": g["q_vv"] - g["m_vk"] ** 2 - g["m_vv"] ** 2,
+                  "train_loss": np.array([st["train_loss"] for st in steps], dtype=float),
+                  "train_loss_regularised": np.array([st["train_loss_regularised"] for st in steps], dtype=float)}
+    return out
+
+
+def trajectory(cols):
+    """Gradient flow in time: m_kk*, m_vv*, R_kk, R_vv and the training loss (without and with the
+    penalty) against the flow time t (log axis), median over the runs of a setting with the min-max
+    band; the replica fixed point at the same setting as a marker right of the curves (hollow when
+    not ok). Colour = activation, line style and fixed-point marker = setting (r, task, nu, ...)."""
+    erm, fp = _mask_method(cols, "erm"), _mask_method(cols, "fixed-point")
+    paths = _trajectories(cols, erm)
+    if not paths:
+        raise NoData("figure trajectory: no erm rows with a recorded trajectory (optimizer = gradient-flow, "
+                     "trajectory = 1)")
+    has = np.zeros(_n(cols), dtype=bool)
+    has[list(paths)] = True
+    keys = [k for k in ("task", "nu", "L_pmf", "delta", "alpha", "D", "r_k", "r_v")
+            if k in cols and len(_unique(np.asarray(cols[k])[has])) > 1]
+    settings = _settings(cols, has, keys) if keys else [()]
+    values = order_parameter_values(cols)
+    names = {"m_kk": LABELS["m_kk"], "m_vv": LABELS["m_vv"], "R_kk": LABELS["R_kk"], "R_vv": LABELS["R_vv"],
+             "train_loss": "training loss", "train_loss_regularised": "regularised training loss"}
+    fig, axes = _grid(len(TRAJECTORY_QUANTITIES), width=4.0, height=3.0, columns=3)
+    for i, setting in enumerate(settings):
+        here = _setting_mask(cols, keys, setting) if keys else np.ones(_n(cols), dtype=bool)
+        for act in _activations(cols, has & here):
+            for suffix, rows_mask, k in _series(cols, has & here & (cols["activation"] == act)):
+                rows = [r for r in np.flatnonzero(rows_mask)]
+                if not rows:
+                    continue
+                colour = COLOURS.get(act, "tab:gray")
+                ls = LINESTYLES[(i + k) % len(LINESTYLES)]
+                label = act + suffix + (f" [{_setting_title(keys, setting)}]" if keys else "") + f" ({len(rows)} runs)"
+                theory = fp & here & (cols["activation"] == act)
+                theory_ok = bool(_ok(cols)[theory].all())
+                fp_marker = MARKERS[(i + k) % len(MARKERS)]
+                for ax, q in zip(axes, TRAJECTORY_QUANTITIES):
+                    t = paths[rows[0]]["t"]
+                    same = [paths[r][q] for r in rows if paths[r]["t"].shape == t.shape]
+                    stack = np.vstack(same)
+                    keep = t > 0
+                    ax.fill_between(t[keep], np.nanmin(stack, axis=0)[keep], np.nanmax(stack, axis=0)[keep],
+                                    color=colour, alpha=0.15, lw=0)
+                    ax.plot(t[keep], np.nanmedian(stack, axis=0)[keep], ls=ls, color=colour, label=label)
+                    if q in values and theory.any():
+                        ax.plot([1.8 * t.max()], [_nanmean(values[q][theory])], fp_marker, ms=6, color=colour,
+                                mfc=colour if theory_ok else "none", ls="none",
+                                label=f"{act}" + (f" [{_setting_title(keys, setting)}]" if keys else "")
+                                + ": fixed point" + ("" if theory_ok else " (not ok)"))
+    for ax, q in zip(axes, TRAJECTORY_QUANTITIES):
+        ax.set_xscale("log")
+        ax.set_xlabel("flow time t")
+        ax.set_ylabel(names[q])
+        ax.grid(alpha=0.3)
+        if q == "train_loss_regularised":
+            _log_if_wide(ax, "y", np.concatenate([p[q] for p in paths.values()]))
+    _shared_legend(fig, axes, [(axes[0].plot([], [], " ")[0], "lines: median over runs; band: min–max")])
     return fig
 
 
@@ -605,63 +925,84 @@ def _outcome(cols):
     return np.array(out, dtype=object)
 
 
+# How the swapped descent ended (extra_json "outcome", docs/theory.md §3b): marker, legend text.
+OUTCOMES = {"collapsed": ("o", "ℶ collapsed onto E (the descent reached the matched minimum)"),
+            "runaway": ("x", "ℶ runaway (|k| → ∞; the limit's risk)"),
+            "not_converged": ("v", "ℶ not converged (gradient above tolerance)")}
+
+
 def _mismatched_minimum(cols, swapped):
-    """Fig 5 of the paper: per activation E (solid) and ℶ from the swapped start (dashed); collapsed
-    points hollow, runaway points as crosses; ν = ∞ at the right edge; Bayes black dashed; one panel
-    per (task, L, Δ)."""
+    """Fig 5 of the paper: per activation E, the minimal population risk (solid), and ℶ, the
+    minimum reached from the swapped start (dashed, drawn only over the nu where the descent found
+    a distinct minimum or ran away, never joined across a stretch where it collapsed onto E);
+    collapsed points hollow circles on E, runaway crosses; nu = infinity as a column of its own;
+    the Bayes risk dashed black; one panel per (task, L, Delta)."""
     pop = _mask_method(cols, "population") & (_at_option(cols) == "")
     matched = pop & ~swapped
     bayes = _mask_method(cols, "bayes")
     keys = ("task", "L_pmf", "delta")
     settings = _settings(cols, swapped, keys)
-    fig, axes = _grid(len(settings))
+    fig, axes = _grid(len(settings), columns=2)
     nu, risk, outcome = _col(cols, "nu"), _col(cols, "risk"), _outcome(cols)
-    finite_nu = nu[np.isfinite(nu) & (pop | bayes)]
-    x_inf = 2.5 * finite_nu.max() if finite_nu.size else 1.0
-    xs = lambda v: np.where(np.isinf(v), x_inf, v)  # ν = ∞ drawn at the right edge
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
+        x_inf = _infinite_column(ax, nu[(pop | bayes) & here], bool((np.isinf(nu) & here & (pop | bayes)).any()))
+        xs = lambda v: np.where(np.isinf(v), x_inf if x_inf is not None else np.nan, v)
         for act in _activations(cols, (matched | swapped) & here):
             colour = COLOURS.get(act)
             this = here & (cols["activation"] == act)
-            for mask, ls, label in ((matched & this, "-", f"{act}: E (minimum)"),
-                                    (swapped & this, "--", f"{act}: ℶ (swapped start)")):
-                stats = _mean_by(nu[mask], risk[mask])
-                if not stats:
-                    continue
-                x = np.array([s[0] for s in stats])
-                y = np.array([s[1] for s in stats])
-                fin = np.isfinite(x)
-                line, = ax.plot(x[fin], y[fin], ls=ls, color=colour, label=label, zorder=3 if act == "softmax" else 2)
+            zorder = 3 if act == "softmax" else 2
+            stats = _mean_by(nu[matched & this], risk[matched & this])
+            fin = [st for st in stats if np.isfinite(st[0])]
+            if fin:
+                line, = ax.plot([st[0] for st in fin], [st[1] for st in fin], "-", color=colour,
+                                label=f"{act}: E (minimum)", zorder=zorder)
                 colour = line.get_color()
-                if (~fin).any():
-                    ax.plot([x_inf] * int((~fin).sum()), y[~fin], marker="o" if ls == "-" else "s", ls="none",
-                            color=colour, ms=4)
-            for kind, marker in (("collapsed", "o"), ("runaway", "x")):
+            inf = [st for st in stats if np.isinf(st[0])]
+            if inf and x_inf is not None:
+                ax.plot([x_inf], [inf[0][1]], "_", ms=9, mew=1.6, color=colour, zorder=zorder)
+            # ℶ: the swapped points ordered by nu; dashed over runs of distinct/runaway points.
+            rows = np.flatnonzero(swapped & this)
+            rows = rows[np.argsort(nu[rows], kind="stable")]
+            label = f"{act}: ℶ (swapped start)"
+            run = []
+            for r in list(rows) + [None]:
+                if r is not None and outcome[r] in ("distinct", "runaway") and np.isfinite(nu[r]):
+                    run.append(r)
+                    continue
+                if run:
+                    ax.plot(nu[run], risk[run], "--", color=colour, marker="." if len(run) == 1 else None,
+                            label=label, zorder=zorder)
+                    label = "_" + label
+                    run = []
+            inf_rows = [r for r in rows if np.isinf(nu[r]) and outcome[r] in ("distinct", "runaway")]
+            if inf_rows and x_inf is not None:
+                ax.plot([x_inf] * len(inf_rows), risk[inf_rows], "s", ms=4, mfc="none", color=colour, zorder=zorder)
+            for kind, (marker, _) in OUTCOMES.items():
                 m = swapped & this & (outcome == kind)
                 if m.any():
-                    ax.plot(xs(nu[m]), risk[m], marker, ms=6, mfc="none", mec=colour, color=colour, ls="none")
-        b = bayes & _setting_mask(cols, keys, setting)
+                    ax.plot(xs(nu[m]), risk[m], marker, ms=5, mfc="none", mec=colour, color=colour, ls="none",
+                            zorder=zorder + 1)
+        b = bayes & here
         stats = _mean_by(nu[b], risk[b])
-        if stats:
-            x = np.array([s[0] for s in stats])
-            ax.plot(x[np.isfinite(x)], [s[1] for s in stats if np.isfinite(s[0])], label="Bayes", **BAYES)
-            if (~np.isfinite(x)).any():
-                ax.plot([x_inf], [s[1] for s in stats if not np.isfinite(s[0])], "k_", ms=10)
-        for kind, marker in (("collapsed", "o"), ("runaway", "x")):
+        fin = [st for st in stats if np.isfinite(st[0])]
+        if fin:
+            ax.plot([st[0] for st in fin], [st[1] for st in fin], label="Bayes risk", **BAYES)
+        inf = [st for st in stats if np.isinf(st[0])]
+        if inf and x_inf is not None:
+            ax.plot([x_inf], [inf[0][1]], "k_", ms=9, mew=1.6, zorder=1)
+        for kind, (marker, text) in OUTCOMES.items():
             if (swapped & here & (outcome == kind)).any():
-                ax.plot([], [], marker, mfc="none", mec="0.3", color="0.3", ls="none",
-                        label=f"ℶ {kind}" + (" (= E)" if kind == "collapsed" else " (|k| → ∞, limit)"))
-        ax.set_xscale("log")
-        if (np.isinf(nu) & here).any():
-            ax.axvline(x_inf / 1.6, color="0.8", lw=0.8)
-            ax.text(x_inf, ax.get_ylim()[0], "ν=∞", ha="center", va="bottom", fontsize="small")
+                ax.plot([], [], marker, mfc="none", mec="0.3", color="0.3", ls="none", label=text)
         ax.set_xlabel("ν")
         ax.set_ylabel("population risk")
         ax.set_title(_setting_title(keys, setting))
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
         ax.grid(alpha=0.3)
+    _shared_legend(fig, axes)
     return fig
+
+
+STUDENT_COLOURS = ["tab:red", "tab:green", "tab:brown", "tab:olive", "tab:cyan"]
 
 
 def mismatched(cols):
@@ -678,7 +1019,7 @@ def mismatched(cols):
     bayes = _mask_method(cols, "bayes")
     keys = ("task", "L_pmf", "delta", "activation")
     settings = _settings(cols, fixed, keys)
-    fig, axes = _grid(len(settings))
+    fig, axes = _grid(len(settings), columns=2)
     nu, risk = _col(cols, "nu"), _col(cols, "risk")
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
@@ -695,7 +1036,7 @@ def mismatched(cols):
             stats = [s for s in _mean_by(nu[m], risk[m]) if np.isfinite(s[0])]
             if stats:
                 ax.plot([s[0] for s in stats], [s[1] for s in stats], linestyle=styles[i % len(styles)], marker=".",
-                        label=_student_label(student))
+                        color=STUDENT_COLOURS[i % len(STUDENT_COLOURS)], label=_student_label(student))
                 xs.extend(s[0] for s in stats)
         bayes_here = bayes & _setting_mask(cols, keys[:3], setting[:3])
         source, values = (bayes_here, risk) if bayes_here.any() else (minimal & here, _col(cols, "bayes_risk"))
@@ -706,8 +1047,8 @@ def mismatched(cols):
         ax.set_xlabel("ν")
         ax.set_ylabel("population risk")
         ax.set_title(_setting_title(keys[:3], setting[:3]))
-        ax.legend()
         ax.grid(alpha=0.3)
+    _shared_legend(fig, axes)
     return fig
 
 
@@ -914,8 +1255,7 @@ def tied_learning_curve(cols):
             ax.set_xlabel("α = n/d²")
             ax.set_ylabel(label)
             ax.set_title(_tied_title(setting))
-            if column == 1:  # the same series in both panels: one legend, right of the row
-                ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    _shared_legend(fig, axes)
     return fig
 
 
@@ -1077,7 +1417,7 @@ def tied_rank(cols):
         ax.set_xlabel("α = n/d²")
         ax.set_ylabel("rank fraction of Ŝ (rank / d)")
         ax.set_title(_tied_title(setting))
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    _shared_legend(fig, axes)
     return fig
 
 
@@ -1105,39 +1445,47 @@ def tied_factorised_vs_direct(cols):
         ax.set_xlabel("α = n/d²")
         ax.set_ylabel("test error (clean labels)")
         ax.set_title("factorised vs direct: " + _tied_title(setting))
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    _shared_legend(fig, axes)
     return fig
 
 
 DRAW = {"population": population, "finite-alpha": finite_alpha, "order-parameters": order_parameters,
-        "mismatched": mismatched, "tied-learning-curve": tied_learning_curve, "tied-spectra": tied_spectra,
+        "mismatched": mismatched, "trajectory": trajectory, "tied-learning-curve": tied_learning_curve, "tied-spectra": tied_spectra,
         "tied-rank": tied_rank, "tied-factorised-vs-direct": tied_factorised_vs_direct}
 
 
-def make(cols, figure, style="screen"):
-    """One figure (a key of FIGURES) as a matplotlib Figure, in a style of STYLES. Raises NoData."""
+def make(cols, figure, style="screen", xscale="auto", series=None):
+    """One figure (a key of FIGURES) as a matplotlib Figure, in a style of STYLES; xscale (one of
+    XSCALES) for the alpha axes; series: a parameter whose values split each activation's curves
+    (population, finite-alpha, trajectory). Raises NoData, or ValueError for an unknown name."""
     import matplotlib.pyplot as plt
 
     if figure not in DRAW:
         raise ValueError(f"unknown figure {figure!r} (expected {', '.join(DRAW)})")
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r} (expected {', '.join(STYLES)})")
+    if xscale not in XSCALES:
+        raise ValueError(f"unknown xscale {xscale!r} (expected {', '.join(XSCALES)})")
     if _n(cols) == 0:
         raise NoData(f"figure {figure}: the archive has no points")
-    _PANEL["size"] = STYLES[style]["panel"]
+    if series is not None and series not in cols:
+        raise ValueError(f"unknown series parameter {series!r} (the archive's columns: "
+                         f"{', '.join(sorted(k for k in cols if not k.startswith('order_parameters')))})")
+    _PANEL["style"] = style
+    _OPTIONS.update(xscale=xscale, series=series)
     with plt.rc_context(STYLES[style]["rc"]):
         fig = DRAW[figure](cols)
-        fig.tight_layout()
+        _layout(fig)
     return fig
 
 
-def draw(cols, figure, outdir, formats=("png", "svg"), name=None, style="screen"):
+def draw(cols, figure, outdir, formats=("png", "svg"), name=None, style="screen", xscale="auto", series=None):
     """Draws one figure (a key of FIGURES) into outdir as <name>.<format> (default name: the
     paper's figure stem, e.g. fig3_finite_alpha); returns the written paths. Raises NoData."""
     import matplotlib
 
     matplotlib.use("Agg")
-    fig = make(cols, figure, style)
+    fig = make(cols, figure, style, xscale, series)
     import matplotlib.pyplot as plt
 
     with plt.rc_context(STYLES[style]["rc"]):

@@ -17,8 +17,13 @@ def main(argv=None):
     parser.add_argument("-o", "--output")
     parser.add_argument("--formats", default="png,svg")
     parser.add_argument("--point-ids", help="file with the point ids to plot, one per line")
-    parser.add_argument("--style", default="screen", choices=["screen", "paper"],
-                        help="screen, or paper: panels sized for a column of a two-column article, 8 pt text, 300 dpi")
+    parser.add_argument("--style", default="screen",
+                        help="screen (4.6 x 3.6 in panels), paper (one column of a two-column article: 3.4 in wide, "
+                             "8 pt text, 300 dpi) or paper-wide (7 in wide)")
+    parser.add_argument("--xscale", default="auto",
+                        help="alpha axes: auto (log when alpha spans more than a factor 20), log or linear")
+    parser.add_argument("--series", help="a parameter whose values split each activation's curves into series "
+                                         "(population, finite-alpha, trajectory), e.g. r_k or L")
     parser.add_argument("--name", help="file name stem (default: <job name>-<figure>); with --figure all, "
                                        "<name>-<figure>")
     args = parser.parse_args(argv)
@@ -43,6 +48,10 @@ def main(argv=None):
         for name in figures.FIGURES:
             print(name)
         return 0
+    for flag, value, known in (("--style", args.style, figures.STYLES), ("--xscale", args.xscale, figures.XSCALES)):
+        if value not in known:
+            print(f"{PROG}: error: {flag}: unknown value '{value}' (expected {', '.join(known)})", file=sys.stderr)
+            return 2
     if args.figure != "all" and args.figure not in figures.FIGURES:
         print(f"{PROG}: error: --figure: unknown figure '{args.figure}' (expected "
               f"{', '.join(figures.FIGURES)} or all)", file=sys.stderr)
@@ -57,6 +66,11 @@ def main(argv=None):
     except (OSError, ValueError, KeyError) as e:
         print(f"{PROG}: error: {', '.join(args.archive)}: cannot read the archive: {e}", file=sys.stderr)
         return 2
+    if args.series is not None and args.series not in cols:
+        print(f"{PROG}: error: --series: '{args.series}' is not a parameter of {', '.join(args.archive)} "
+              f"(expected one of {', '.join(sorted(k for k in cols if not k.startswith('order_parameters')))})",
+              file=sys.stderr)
+        return 2
     formats = [f for f in args.formats.split(",") if f]
     names = list(figures.FIGURES) if args.figure == "all" else [args.figure]
     written, missing = [], []
@@ -70,9 +84,11 @@ def main(argv=None):
         else:
             stem = f"{job}-{name}"
         try:
-            written += figures.draw(cols, name, args.output, formats, name=stem, style=args.style)
+            written += figures.draw(cols, name, args.output, formats, name=stem, style=args.style,
+                                    xscale=args.xscale, series=args.series)
         except figures.NoData as e:
             missing.append(str(e))
+
     for path in written:
         print(path)
     if not written:
