@@ -137,16 +137,26 @@ training_result train_lbfgs(const empirical_risk& risk, Eigen::VectorXd w, const
   const double b = value_block_scale(risk, settings);
   const auto D = static_cast<Eigen::Index>(risk.dimension());
   double fx = 0;
+  // LBFGSpp's line search reads a NaN objective as an acceptable point and keeps expanding its
+  // step, and after max_linesearch trials it returns wherever it stands; near the rounding floor
+  // of F (curvature pairs with s·y ≈ 0) that walked trainings into NaN weights and on for every
+  // remaining iteration at 40 evaluations each. A non-finite F ends the run at the best point seen
+  // instead (stop_reason::line_search, or tolerance if that point meets it).
+  auto finite = [&](const Eigen::VectorXd& x, Eigen::VectorXd& gradient) {
+    const double value = objective(x, gradient);
+    if (!std::isfinite(value)) throw std::runtime_error("the loss is not finite at a trial point");
+    return value;
+  };
   try {
     if (b == 1.0) {
       LBFGSpp::LBFGSSolver<double, LBFGSpp::LineSearchNocedalWright> solver(param);
-      result.iterations = static_cast<std::size_t>(solver.minimize(objective, w, fx));
+      result.iterations = static_cast<std::size_t>(solver.minimize(finite, w, fx));
     } else {
       // F(k, b u) in x = (k, u): its gradient is (∇_k F, b ∇_v F).
       auto scaled = [&](const Eigen::VectorXd& x, Eigen::VectorXd& gradient) {
         Eigen::VectorXd point = x;
         point.tail(D) *= b;
-        const double value = objective(point, gradient);
+        const double value = finite(point, gradient);
         gradient.tail(D) *= b;
         return value;
       };

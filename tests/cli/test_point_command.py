@@ -69,6 +69,20 @@ class PointContract(unittest.TestCase):
         self.assertIn("message", out)
         self.assertLess(out["risk"], 2e-3)
 
+    def test_lbfgs_ends_at_its_best_point_when_the_loss_turns_non_finite(self):
+        # A training that reaches the rounding floor of F at iteration 9 (rel_grad 1.005e-6, just
+        # above tol): the next line searches degenerate and their trial points have a non-finite
+        # loss. The run must end at once at the best point seen, with finite results, not walk on
+        # with NaN weights for every remaining iteration (40 evaluations each) and report diverged.
+        out = point("--method", "erm", "--task", "spiked", "--nu", "1", "--L", "3", "--activation", "softmax",
+                    "--alpha", "0.5", "--r-k", "10", "--r-v", "10", "--D", "1414", "--seed", "15750669531092943893",
+                    "--max-iter", "40", "--test-samples", "1000")
+        self.assertNotEqual(out["status"], "diverged", out.get("message"))
+        self.assertLess(out["grad_evals"], 200)
+        self.assertTrue(math.isfinite(out["train_loss"]) and math.isfinite(out["risk"]))
+        self.assertTrue(all(math.isfinite(v) for v in out["order_parameters"].values()))
+        self.assertLess(out["rel_grad"], 1e-5)
+
     def test_same_json_for_any_thread_count(self):
         args = ("--method", "population", "--task", "max", "--nu", "2", "--L-pmf", "2:0.5,4:0.5",
                 "--activation", "softplus-kernel", "--samples", "20000", "--seed", "9")
