@@ -485,6 +485,13 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
   for (std::size_t k = 0; k < 7; ++k) outward -= g[k] * t[k];
   const bool stationary = projected_norm(t, g) <= settings.stationary_gradient;
   const bool heading_out = !stationary && outward > 0;
+  // Linear attention has no flat orbit, but far out along (s·k-side, v-side/s) its risk differs
+  // from the bilinear limit only by O(1/s): a descent can come to rest there with a gradient below
+  // the tolerance. An end point whose k-side outweighs its v-side a hundredfold (s ≥ 10) is on
+  // the runaway path, not at a distinct minimum.
+  const double k_side = std::sqrt(t[0] * t[0] + t[2] * t[2] + t[4] * t[4]);
+  const double v_side = std::sqrt(t[1] * t[1] + t[3] * t[3] + t[5] * t[5] + t[6] * t[6]);
+  const bool on_runaway_path = linear && k_side > 100 * v_side;
   const auto& e = em;
   const auto& m = out.argmin;
   // Back at the matched minimum: on 𝓜 (a distinct minimum has all four entries of M non-zero),
@@ -502,7 +509,7 @@ mismatched_minimum minimise_from_swapped_start(const model::problem& problem, co
     out.outcome = mismatched_outcome::collapsed;
     out.argmin = e;
     out.risk = out.matched_in_box.risk;
-  } else if (at_box || heading_out) {
+  } else if (at_box || heading_out || on_runaway_path) {
     out.outcome = mismatched_outcome::runaway;
     if (linear) {
       // |k| → ∞, |v| → 0 with k vᵀ finite: f = Σ_l (1 + χ_l) z̄_l tends to the bilinear Σ_l χ_l z̄_l,

@@ -73,6 +73,16 @@ TEST(Mismatched, LinearAttentionRunsOffToTheBilinearLimitInBothTasks) {
       EXPECT_NEAR(r.risk.value, 10.0 / (10.0 + nu), 4 * r.risk.stderr + 1e-3) << label;
     }
   }
+  // A descent that comes to rest far out on the runaway path, gradient below the tolerance
+  // (max-SLR ν = 10^1.1, seed of the Fig 5 job: m_kv* = 39.1, |v-side| = 0.004, |∇𝓔| = 4e-5), is a
+  // runaway with the limit's risk, not a distinct minimum.
+  {
+    const auto r = minimise_from_swapped_start(make("max", 12.589254117941675, 10, "linear"),
+                                               {100000, 17135976671694132084ULL, 0});
+    EXPECT_EQ(mismatched_outcome_name(r.outcome), "runaway") << "gradient " << r.gradient_norm;
+    EXPECT_LE(r.risk.value, r.descended_risk.value + 1e-3);
+    EXPECT_GT(r.risk.value, r.matched.risk.value + 0.05);
+  }
   // Below the branch (small ν) the swapped start falls back to the matched minimum.
   for (const char* task : {"spiked", "max"}) {
     const auto r = minimise_from_swapped_start(make(task, 0.1, 10, "linear"), {60000, 3, 0});
