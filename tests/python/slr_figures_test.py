@@ -102,7 +102,7 @@ for style, width in (("paper", 3.4), ("paper-wide", 7.0)):
 
 # ---------------------------------------------------------------- mismatched: ℶ segments, nu = infinity
 nus = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, float("inf")]
-outcomes = ["collapsed", "collapsed", "distinct", "distinct", "runaway", "collapsed", "distinct", "runaway"]
+outcomes = ["collapsed", "not-converged", "distinct", "distinct", "runaway", "collapsed", "distinct", "runaway"]
 rows = []
 for nu, outcome in zip(nus, outcomes):
     e = 0.5 / (1 + nu) if np.isfinite(nu) else 0.1
@@ -119,6 +119,9 @@ ax = fig.axes[0]
 dashed = lines_labelled(ax, "linear: ℶ (swapped start)")
 check([list(l.get_xdata()) for l in dashed] == [[1.0, 3.0, 10.0], [100.0]],
       f"ℶ drawn over distinct/runaway stretches only: {[list(l.get_xdata()) for l in dashed]}")
+triangles = [l for l in ax.get_lines() if l.get_marker() == "v" and len(l.get_xdata())]
+check(len(triangles) == 1 and list(triangles[0].get_xdata()) == [0.3],
+      f"the not-converged descent drawn as a triangle: {[list(l.get_xdata()) for l in triangles]}")
 labels = [t.get_text() for t in ax.get_xticklabels()]
 check(labels and labels[-1] == "∞", f"nu = infinity has its own labelled column: {labels}")
 check(all(np.isfinite(l.get_xdata()).all() for l in ax.get_lines() if len(l.get_xdata())),

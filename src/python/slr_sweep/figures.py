@@ -65,7 +65,7 @@ _PANEL = {"style": "screen"}
 XSCALES = ("auto", "log", "linear")
 _OPTIONS = {"xscale": "auto", "series": None}
 # Line styles and markers cycled over series that share a colour (e.g. several erf offsets).
-LINESTYLES = ["-", "--", "-.", ":"]
+LINESTYLES = ["-", "--", "-.", (0, (6, 2, 1, 2, 1, 2))]  # dotted is kept for limits and references
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 # The Bayes reference: black, thin and dashed, drawn on top, so that a curve equal to it (softmax
 # attains the Bayes risk) shows through its gaps.
@@ -184,7 +184,7 @@ def _setting_title(keys, setting):
         elif k == "delta":
             parts.append(f"Δ={v:g}")
         elif k == "nu":
-            parts.append(f"ν={v:g}")
+            parts.append("ν=∞" if v == float("inf") else f"ν={v:g}")
         elif k == "alpha":
             parts.append(f"α={v:g}")
         elif k in ("r_k", "r_v"):
@@ -456,8 +456,12 @@ def _series(cols, mask):
     if name is None:
         return [("", mask, 0)]
     column = np.asarray(cols[name])
+    values = _unique(column[mask])
+    # Rows without the parameter (NaN: another method's rows, e.g. the alpha -> infinity limit
+    # has no r) belong to no series unless no row has it.
+    finite = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
     out = []
-    for i, value in enumerate(_unique(column[mask])):
+    for i, value in enumerate(finite or values):
         text = f"{value:g}" if isinstance(value, float) else str(value)
         out.append((f", {name}={text}", mask & _equal_mask(column, value), i))
     return out
@@ -583,6 +587,10 @@ def finite_alpha(cols):
         alphas = []
         for act in _activations(cols, (fp | erm) & here):
             base_colour = COLOURS.get(act)
+            limit_rows = pop & here & (cols["activation"] == act)
+            limit = _mean_by(np.zeros(_n(cols))[limit_rows], risk[limit_rows])
+            if limit:
+                ax.axhline(limit[0][1], color=base_colour, ls=(0, (1, 2)), lw=1.4, zorder=2, label=f"{act}: α → ∞")
             for suffix, every, k in _series(cols, here & (cols["activation"] == act)):
                 colour = base_colour
                 marker = _activation_style(act, k)[1]
@@ -620,10 +628,7 @@ def finite_alpha(cols):
                         _hollow(ax, [p[0] for p in bad], [p[1] for p in bad], colour or "0.3", marker=marker)
                         not_ok += len(bad)
                     alphas.extend(p[0] for p in points)
-                limit = _mean_by(np.zeros(_n(cols))[pop & every], risk[pop & every])
-                if limit:
-                    ax.axhline(limit[0][1], color=colour, ls=(0, (1, 2)), lw=1.4, zorder=2,
-                               label=f"{act}{suffix}: α → ∞")
+
         bad_se = se & here & ~ok
         if bad_se.any():
             _hollow(ax, alpha_all[bad_se], _col(cols, "test_risk")[bad_se], "k")
@@ -657,10 +662,10 @@ def finite_alpha(cols):
         ax.grid(alpha=0.3)
     extra = []
     if tuned_any:
-        extra.append((axes[0].plot([], [], " ")[0], "fixed point and ERM: the r with the smallest test risk at each α"))
+        extra.append((axes[0].plot([], [], " ")[0], "lines, markers: best r at each α"))
     if not_ok:
-        extra.append((_not_ok_handle(axes[0]), f"best r not ok ({not_ok}): curve broken, point hollow "
-                                               "(clipped when off scale)"))
+        extra.append((_not_ok_handle(axes[0]), f"{'best r ' if tuned_any else ''}not ok ({not_ok}): "
+                                               "hollow, curve broken"))
     _shared_legend(fig, axes, extra)
     return fig
 
@@ -928,7 +933,7 @@ def _outcome(cols):
 # How the swapped descent ended (extra_json "outcome", docs/theory.md §3b): marker, legend text.
 OUTCOMES = {"collapsed": ("o", "ℶ collapsed onto E (the descent reached the matched minimum)"),
             "runaway": ("x", "ℶ runaway (|k| → ∞; the limit's risk)"),
-            "not_converged": ("v", "ℶ not converged (gradient above tolerance)")}
+            "not-converged": ("v", "ℶ not converged (gradient above tolerance)")}
 
 
 def _mismatched_minimum(cols, swapped):
