@@ -55,10 +55,20 @@ query::table load_one(const std::string& path) {
 } // namespace
 
 query::table archive_input::load_filtered() const {
-  if (paths.size() <= 1) return query::filter_status(query::filter(load_one(path), where), statuses);
-  std::vector<std::pair<std::string, query::table>> parts;
-  for (const auto& p : paths) parts.emplace_back(p, load_one(p));
-  return query::filter_status(query::filter(query::concatenate(parts, "archive"), where), statuses);
+  query::table all;
+  if (paths.size() <= 1) {
+    all = load_one(path);
+  } else {
+    std::vector<std::pair<std::string, query::table>> parts;
+    for (const auto& p : paths) parts.emplace_back(p, load_one(p));
+    all = query::concatenate(parts, "archive");
+  }
+  auto kept = query::filter_status(query::filter(all, where), statuses);
+  // An empty answer is a valid one, but a typo ("activation=softmx") should not look like it.
+  if (kept.rows() == 0)
+    if (const auto why = query::explain_no_match(all, where, statuses); !why.empty())
+      std::cerr << "slr-sweep: note: " << why << "\n";
+  return kept;
 }
 
 std::vector<std::string> list_argument(const std::string& text) { return query::split_list(text); }

@@ -215,8 +215,10 @@ table filter_status(const table& points, const std::vector<std::string>& statuse
     try {
       (void)grid::parse_status(s);
     } catch (const std::invalid_argument&) {
-      throw std::invalid_argument("--status: unknown status '" + s +
-                                  "' (expected ok, unbounded, not_converged, diverged, failed, timeout, other_branch or unphysical)");
+      std::string known; // the status names, from grid::status_name
+      for (int i = 0; i <= static_cast<int>(grid::status::unphysical); ++i)
+        known += (known.empty() ? "" : ", ") + std::string(grid::status_name(static_cast<grid::status>(i)));
+      throw std::invalid_argument("--status: unknown status '" + s + "' (expected " + known + ")");
     }
   }
   const auto& status = points.at("status", "--status");
@@ -224,6 +226,48 @@ table filter_status(const table& points, const std::vector<std::string>& statuse
   for (std::size_t r = 0; r < points.rows(); ++r)
     if (std::find(statuses.begin(), statuses.end(), status.texts[r]) != statuses.end()) rows.push_back(r);
   return points.take(rows);
+}
+
+namespace {
+// The distinct cell texts of the first `rows` cells of a column, in order of first appearance: at
+// most `limit`, then how many more.
+std::string distinct_values(const column& col, std::size_t rows, std::size_t limit = 12) {
+  std::vector<std::string> seen;
+  for (std::size_t r = 0; r < rows; ++r) {
+    auto text = col.cell_text(r);
+    if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(std::move(text));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < std::min(limit, seen.size()); ++i) out += (out.empty() ? "" : ", ") + seen[i];
+  if (seen.size() > limit) out += " and " + std::to_string(seen.size() - limit) + " more";
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : "|") + item;
+  return out;
+}
+} // namespace
+
+std::string explain_no_match(const table& points, std::string_view where, const std::vector<std::string>& statuses) {
+  if (points.rows() == 0) return "";
+  const auto conditions = parse_where(where);
+  const auto kept = conditions.empty() ? points : points.take(matching_rows(points, conditions));
+  if (filter_status(kept, statuses).rows() > 0) return "";
+  for (const auto& c : conditions)
+    if (matching_rows(points, {c}).empty()) {
+      const auto& col = points.at(c.column, "--where");
+      return "--where: '" + c.text + "' matches no row (" + c.column + " holds " + distinct_values(col, points.rows()) +
+             ")";
+    }
+  if (!statuses.empty() && filter_status(points, statuses).rows() == 0)
+    return "--status: no row has status " + joined(statuses) + " (statuses present: " +
+           distinct_values(points.at("status", "--status"), points.rows()) + ")";
+  if (!statuses.empty() && kept.rows() > 0)
+    return "--where and --status each match rows, but none together (statuses of the rows --where keeps: " +
+           distinct_values(kept.at("status", "--status"), kept.rows()) + ")";
+  return "--where: each condition matches rows, but no row meets all of '" + std::string(where) + "'";
 }
 
 } // namespace slr::query

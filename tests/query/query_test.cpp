@@ -137,6 +137,22 @@ TEST_F(QueryTest, WhereErrorsNameTheArgument) {
   EXPECT_TRUE(message("nu=").starts_with("--where: 'nu=' has no value"));
 }
 
+TEST_F(QueryTest, AFilterThatKeepsNothingSaysWhy) {
+  // A misspelt value: the condition and the values its column holds.
+  EXPECT_EQ(query::explain_no_match(points(), "activation=softmx", {}),
+            "--where: 'activation=softmx' matches no row (activation holds linear, softmax)");
+  // Each condition matches rows, but not together.
+  EXPECT_EQ(query::explain_no_match(points(), "method=population,alpha=4", {}),
+            "--where: each condition matches rows, but no row meets all of 'method=population,alpha=4'");
+  // A status nobody has, and a status the --where rows do not have.
+  EXPECT_TRUE(query::explain_no_match(points(), "", {"timeout"}).starts_with("--status: no row has status timeout "
+                                                                             "(statuses present: "));
+  EXPECT_TRUE(query::explain_no_match(points(), "alpha=4", {"failed"}).starts_with(
+      "--where and --status each match rows, but none together (statuses of the rows --where keeps: ok"));
+  // Filters that keep rows need no explanation.
+  EXPECT_EQ(query::explain_no_match(points(), "activation=softmax", {"ok"}), "");
+}
+
 TEST_F(QueryTest, StatusFilter) {
   EXPECT_EQ(query::filter_status(points(), {"ok", "unbounded"}).rows(), 18u);
   EXPECT_EQ(query::filter_status(points(), {"failed"}).rows(), 1u);

@@ -40,6 +40,13 @@ struct condition {
 /// "--status: unknown status 'x' (expected …)".
 [[nodiscard]] table filter_status(const table& points, const std::vector<std::string>& statuses);
 
+/// Why `where` and `statuses` keep no row of `points` (which has rows): the first condition that
+/// matches no row on its own, with the values its column holds (at most 12, then a count); a
+/// --status list that matches no row, with the statuses present; or that the conditions match
+/// separately but not together. Empty when the filters do keep rows. Throws as filter() does.
+[[nodiscard]] std::string explain_no_match(const table& points, std::string_view where,
+                                           const std::vector<std::string>& statuses);
+
 /// Splits "a,b,c" into its non-empty, whitespace-trimmed items.
 [[nodiscard]] std::vector<std::string> split_list(std::string_view text);
 
