@@ -133,7 +133,7 @@ void psd_roots(const Eigen::Matrix2d& C, Eigen::Matrix2d& root, Eigen::Matrix2d&
 }
 
 // Projects Q onto {Q : Q − MᵀM ⪰ 0} by clipping the eigenvalues of the residual at 0
-// (damping a convex combination of admissible states can leave it slightly, THEORY §6.5).
+// (damping a convex combination of admissible states can leave it slightly, docs/theory.md §6).
 void clip_residual(fixed_point_state& s) {
   const Eigen::Matrix2d MtM = s.M.transpose() * s.M;
   Eigen::Matrix2d C = s.Q - MtM;

@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the default and the slow agreement tests: trains ERM at finite D on several seeds
 // for each r = 1 case of tests/reference/fixed_point.json and compares the seed average
-// with the replica-symmetric fixed point (docs/theory.md §4, §7.3).
+// with the replica-symmetric fixed point (docs/theory.md §4, §7).
 #include <cstddef>
 #include <string>
 

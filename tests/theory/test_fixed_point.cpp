@@ -243,7 +243,7 @@ TEST(FixedPoint, CapsReturnStatusAndLastState) {
   EXPECT_EQ(timed.status, theory::solve_status::timeout);
 }
 
-// Linear attention at r = 0.1 from the informed start ran away in the prototype (THEORY §6.3);
+// Linear attention at r = 0.1 from the informed start ran away in an earlier implementation (docs/theory.md §6);
 // whatever happens, the solve must end with a status, within the caps.
 TEST(FixedPoint, IllBehavedCaseEndsWithAStatus) {
   auto p = default_problem();
@@ -429,7 +429,7 @@ TEST(FixedPointAcceleration, WeakRegularisationAgreesWithinMonteCarloError) {
   }
 }
 
-// Linear attention at α = 4, r = 0.1 drifts away from the informed start (THEORY §6.3: m_kk → −0.15,
+// Linear attention at α = 4, r = 0.1 drifts away from the informed start (docs/theory.md §6: m_kk → −0.15,
 // q_kk → 3.5); the safeguards must not turn that into a hang or a false "ok".
 TEST(FixedPointAcceleration, NonConvergentLinearCaseEndsWithAStatus) {
   auto p = default_problem();
