@@ -263,15 +263,8 @@ def _ok(cols):
 def _hollow_not_ok(ax, cols, mask, x_name, y_name, colour):
     """Draws the rows of `mask` whose status is not ok as hollow markers (they are left out of
     the curves); returns how many were drawn."""
-    from matplotlib.lines import Line2D
-
     bad = mask & ~_ok(cols)
-    x, y = _col(cols, x_name)[bad], _col(cols, y_name)[bad]
-    keep = np.isfinite(x) & np.isfinite(y)
-    if keep.any():
-        # Added as an artist, not plotted: a diverged point far off the curves must not set the
-        # axis limits (it is clipped; the legend counts it).
-        ax.add_artist(Line2D(x[keep], y[keep], ls="none", marker="o", ms=6, mfc="none", mec=colour, mew=1.2))
+    _hollow(ax, _col(cols, x_name)[bad], _col(cols, y_name)[bad], colour)
     return int(bad.sum())
 
 
@@ -289,6 +282,7 @@ def _hollow(ax, x, y, colour, marker="o"):
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     keep = np.isfinite(x) & np.isfinite(y)
     if keep.any():
+        # Added as an artist, not plotted, so that it does not set the axis limits.
         ax.add_artist(Line2D(x[keep], y[keep], ls="none", marker=marker, ms=6, mfc="none", mec=colour, mew=1.2))
 
 
@@ -440,8 +434,10 @@ def _save(fig, outdir, stem, formats):
     paths = []
     for fmt in formats:
         path = os.path.join(outdir, f"{stem}.{fmt}")
-        metadata = {"Date": None} if fmt == "svg" else None  # reproducible SVG
-        fig.savefig(path, metadata=metadata)  # resolution: the style's savefig.dpi
+        # Reproducible files: no dates, and SVG ids hashed from a fixed salt (not a random one).
+        metadata = {"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" else None
+        with plt.rc_context({"svg.hashsalt": "slr-sweep"}):
+            fig.savefig(path, metadata=metadata)  # resolution: the style's savefig.dpi
         paths.append(path)
     plt.close(fig)
     return paths
