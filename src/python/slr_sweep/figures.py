@@ -427,6 +427,21 @@ def _infinite_column(ax, finite, has_inf):
     return x_inf
 
 
+def _line_and_infinity_tick(ax, stats, x_inf, tick_zorder, **line):
+    """A curve over the finite nu of `stats` (_mean_by rows), drawn with the matplotlib keywords
+    `line`, and its nu = infinity value as a tick of the same colour in the infinity column (x_inf;
+    none without it). Returns the colour used."""
+    colour = line.get("color")
+    fin = [st for st in stats if np.isfinite(st[0])]
+    if fin:
+        drawn, = ax.plot([st[0] for st in fin], [st[1] for st in fin], **line)
+        colour = drawn.get_color()
+    inf = [st for st in stats if np.isinf(st[0])]
+    if inf and x_inf is not None:
+        ax.plot([x_inf], [inf[0][1]], "_", ms=9, mew=1.6, color=colour, zorder=tick_zorder)
+    return colour
+
+
 def _save(fig, outdir, stem, formats):
     import matplotlib.pyplot as plt
 
@@ -522,13 +537,7 @@ def population(cols):
                                 zorder=3)
         # The Bayes risk: method bayes, else the bayes_risk column of the population rows.
         source, values = (is_bayes & here, risk) if (is_bayes & here).any() else (is_pop & here, _col(cols, "bayes_risk"))
-        stats = _mean_by(nu[source], values[source])
-        fin = [st for st in stats if np.isfinite(st[0])]
-        if fin:
-            ax.plot([st[0] for st in fin], [st[1] for st in fin], label="Bayes risk", **BAYES)
-        inf = [st for st in stats if np.isinf(st[0])]
-        if inf and x_inf is not None:
-            ax.plot([x_inf], [inf[0][1]], "k_", ms=9, mew=1.6, zorder=1)
+        _line_and_infinity_tick(ax, _mean_by(nu[source], values[source]), x_inf, 1, label="Bayes risk", **BAYES)
         ax.set_xlabel("ν")
         ax.set_ylabel("population risk")
         ax.set_title(_setting_title(keys, setting))
@@ -953,15 +962,8 @@ def _mismatched_minimum(cols, swapped):
             colour = COLOURS.get(act)
             this = here & (cols["activation"] == act)
             zorder = 3 if act == "softmax" else 2
-            stats = _mean_by(nu[matched & this], risk[matched & this])
-            fin = [st for st in stats if np.isfinite(st[0])]
-            if fin:
-                line, = ax.plot([st[0] for st in fin], [st[1] for st in fin], "-", color=colour,
-                                label=f"{act}: E (minimum)", zorder=zorder)
-                colour = line.get_color()
-            inf = [st for st in stats if np.isinf(st[0])]
-            if inf and x_inf is not None:
-                ax.plot([x_inf], [inf[0][1]], "_", ms=9, mew=1.6, color=colour, zorder=zorder)
+            colour = _line_and_infinity_tick(ax, _mean_by(nu[matched & this], risk[matched & this]), x_inf, zorder,
+                                             ls="-", color=colour, label=f"{act}: E (minimum)", zorder=zorder)
             # ℶ: the swapped points ordered by nu; dashed over runs of distinct/runaway points.
             rows = np.flatnonzero(swapped & this)
             rows = rows[np.argsort(nu[rows], kind="stable")]
@@ -985,13 +987,7 @@ def _mismatched_minimum(cols, swapped):
                     ax.plot(xs(nu[m]), risk[m], marker, ms=5, mfc="none", mec=colour, color=colour, ls="none",
                             zorder=zorder + 1)
         b = bayes & here
-        stats = _mean_by(nu[b], risk[b])
-        fin = [st for st in stats if np.isfinite(st[0])]
-        if fin:
-            ax.plot([st[0] for st in fin], [st[1] for st in fin], label="Bayes risk", **BAYES)
-        inf = [st for st in stats if np.isinf(st[0])]
-        if inf and x_inf is not None:
-            ax.plot([x_inf], [inf[0][1]], "k_", ms=9, mew=1.6, zorder=1)
+        _line_and_infinity_tick(ax, _mean_by(nu[b], risk[b]), x_inf, 1, label="Bayes risk", **BAYES)
         for kind, (marker, text) in OUTCOMES.items():
             if (swapped & here & (outcome == kind)).any():
                 ax.plot([], [], marker, mfc="none", mec="0.3", color="0.3", ls="none", label=text)
