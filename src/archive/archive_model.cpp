@@ -14,6 +14,15 @@ template <class... F>
 overloaded(F...) -> overloaded<F...>;
 } // namespace
 
+const std::vector<std::string>& standard_value_names() {
+  static const std::vector<std::string> standard = [] {
+    std::vector<std::string> names;
+    for (const auto& c : grid::result_columns) names.push_back(archive_column_name(c));
+    return names;
+  }();
+  return standard;
+}
+
 void archive_model::apply(journal_entry&& entry) {
   std::visit(overloaded{
                  [&](journal_job&& j) { job_ = std::move(j); },
@@ -34,12 +43,7 @@ void archive_model::apply(journal_entry&& entry) {
                  [&](point_row&& p) {
                    ++point_records_;
                    // Most rows use the standard columns: store them without the 40 names.
-                   static const std::vector<std::string> standard = [] {
-                     std::vector<std::string> names;
-                     for (const auto& c : grid::result_columns) names.push_back(archive_column_name(c));
-                     return names;
-                   }();
-                   if (p.value_names == standard) p.value_names.clear();
+                   if (p.value_names == standard_value_names()) p.value_names.clear();
                    if (p.run_index < runs_.size()) ++runs_[p.run_index].points_done;
                    const auto [it, inserted] = row_of_.emplace(p.point_id, rows_.size());
                    if (inserted) rows_.push_back(std::move(p));

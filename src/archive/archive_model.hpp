@@ -15,6 +15,10 @@
 
 namespace slr::archive {
 
+/// The archive names of the standard result columns (grid::result_columns), in their order: what
+/// a row with empty value_names holds.
+[[nodiscard]] const std::vector<std::string>& standard_value_names();
+
 class archive_model {
 public:
   /// Applies one journal entry (in journal order).

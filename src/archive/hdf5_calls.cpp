@@ -1,11 +1,14 @@
 #include "hdf5_calls.hpp"
 
+#include "crc32c.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -231,6 +234,32 @@ std::vector<std::string> attribute_names(const handle& object) {
     names.push_back(std::move(name));
   }
   return names;
+}
+
+std::uint32_t attributes_crc32c(const handle& object, const char* except, std::uint32_t crc) {
+  for (const auto& name : attribute_names(object)) {
+    if (name == except) continue;
+    const auto type_class = [&] {
+      auto attribute = open_attribute(object, name.c_str());
+      handle type{check(H5Aget_type(attribute.get()), "H5Aget_type", attribute.what()), H5Tclose, attribute.what()};
+      return check(H5Tget_class(type.get()), "H5Tget_class", attribute.what());
+    }();
+    std::string value(1, '?'); // another class: only its name counts
+    if (type_class == H5T_STRING) {
+      value = read_text_attribute(object, name.c_str());
+    } else if (type_class == H5T_INTEGER) {
+      value = std::to_string(read_int_attribute(object, name.c_str()));
+    } else if (type_class == H5T_FLOAT) {
+      char hex[64];
+      std::snprintf(hex, sizeof hex, "%a", read_double_attribute(object, name.c_str()));
+      value = hex;
+    }
+    crc = crc32c(name, crc);
+    crc = crc32c(std::string_view("\0", 1), crc);
+    crc = crc32c(value, crc);
+    crc = crc32c(std::string_view("\0", 1), crc);
+  }
+  return crc;
 }
 
 } // namespace slr::archive::h5

@@ -107,5 +107,10 @@ void write_double_attribute(const handle& object, const char* name, double value
 [[nodiscard]] double read_double_attribute(const handle& object, const char* name);
 /// Names of all attributes of an object.
 [[nodiscard]] std::vector<std::string> attribute_names(const handle& object);
+/// CRC-32C (continuing `crc`) of the object's attributes, in name order, leaving out `except`:
+/// each as its name, a NUL, its value (a text as stored; an integer in decimal; a float by its
+/// 64 bits in hex), a NUL. Attributes live in object headers, which the snapshot's file format
+/// does not checksum.
+[[nodiscard]] std::uint32_t attributes_crc32c(const handle& object, const char* except, std::uint32_t crc);
 
 } // namespace slr::archive::h5

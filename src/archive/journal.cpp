@@ -364,7 +364,7 @@ public:
       position = next;
     }
     if (!seen_header)
-      throw journal_error(what_ + " holds no intact slr-sweep journal record (not a journal, or empty)");
+      throw archive_not_found_error(what_ + " holds no intact slr-sweep journal record (not a journal, or empty)");
   }
 
   std::unordered_map<std::uint64_t, std::vector<std::string>>& schemas() { return schemas_; }
@@ -374,7 +374,7 @@ private:
     if (f.type != header) {
       // The first intact record is not the header: fine if the header itself was damaged
       // (reported as damage), foreign otherwise.
-      if (position == 0) throw journal_error(what_ + " is not an slr-sweep journal (or a newer format)");
+      if (position == 0) throw archive_not_found_error(what_ + " is not an slr-sweep journal (or a newer format)");
       return;
     }
     std::string text;
@@ -383,7 +383,7 @@ private:
     } catch (const journal_error&) {
     }
     if (text != header_text_v1 && text != header_text_v2)
-      throw journal_error(what_ + " is not an slr-sweep journal (or a newer format: \"" + text + "\")");
+      throw archive_not_found_error(what_ + " is not an slr-sweep journal (or a newer format: \"" + text + "\")");
   }
 
   // What a damaged stretch held, as far as its bytes tell: every v2 frame header inside it whose

@@ -1,11 +1,18 @@
 #include "slr/archive/reader.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
+#include <mutex>
 #include <set>
 
+#include <sys/stat.h>
+
+#include "archive_model.hpp"
 #include "hdf5_calls.hpp"
+#include "isolated_read.hpp"
 #include "journal_internal.hpp"
 #include "slr/archive/journal.hpp"
 #include "snapshot.hpp"
@@ -121,6 +128,7 @@ struct member {
   std::string name;
   H5T_class_t type_class;
   h5::handle type;
+  std::size_t offset = 0, size = 0; ///< in a row of the file's compound type
 };
 
 std::vector<member> members_of(const h5::handle& dataset) {
@@ -154,9 +162,34 @@ std::vector<member> members_of(const h5::handle& dataset) {
     if (!plausible_size || offset > row_size || size > row_size - offset)
       throw damaged("column '" + name + "' of " + std::to_string(size) + " bytes at offset " + std::to_string(offset) +
                     " in rows of " + std::to_string(row_size));
-    members.push_back({std::move(name), type_class, std::move(member_type)});
+    members.push_back({std::move(name), type_class, std::move(member_type), offset, size});
   }
   return members;
+}
+
+// The layout the snapshot writer gives its tables (snapshot.cpp, table_buffer): columns packed
+// in order, numbers little-endian IEEE doubles or 32/64-bit integers. A bit flipped in the
+// datatype message (an offset, a byte order, a sign) would otherwise read intact bytes as other
+// numbers; checked for archives whose attributes carry a checksum (written with this layout).
+void check_packed_layout(const h5::handle& dataset, const std::vector<member>& members) {
+  h5::handle type{h5::check(H5Dget_type(dataset.get()), "H5Dget_type", dataset.what()), H5Tclose, dataset.what()};
+  const std::size_t row_size = h5::check_size(H5Tget_size(type.get()), "H5Tget_size", dataset.what());
+  std::size_t end = 0;
+  for (const auto& m : members) {
+    bool expected = m.offset == end;
+    if (m.type_class != H5T_STRING) {
+      bool known = false;
+      for (const hid_t t : {H5T_IEEE_F64LE, H5T_STD_U64LE, H5T_STD_I64LE, H5T_STD_U32LE, H5T_STD_I32LE})
+        known = known || h5::check(H5Tequal(m.type.get(), t), "H5Tequal", dataset.what() + "." + m.name) > 0;
+      expected = expected && known;
+    }
+    if (!expected)
+      throw archive_not_found_error(dataset.what() + " is damaged (column '" + m.name + "' is not where or what the " +
+                                    "snapshot writer puts it)");
+    end = m.offset + m.size;
+  }
+  if (end != row_size)
+    throw archive_not_found_error(dataset.what() + " is damaged (its columns do not fill its rows)");
 }
 
 std::size_t row_count(const h5::handle& dataset) {
@@ -183,7 +216,36 @@ struct reader::state {
   archive_attributes attributes;
 };
 
-reader::reader(const std::filesystem::path& path) : state_(std::make_unique<state>()) {
+namespace {
+// Who a file is: a writer replaces the snapshot by rename, so a path may name another file later.
+struct file_identity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::int64_t modified_ns = 0;
+  auto operator<=>(const file_identity&) const = default;
+};
+
+file_identity identity_of(const struct stat& s) {
+  return {s.st_dev, s.st_ino, s.st_size, static_cast<std::int64_t>(s.st_mtim.tv_sec) * 1000000000 + s.st_mtim.tv_nsec};
+}
+
+archive_not_found_error damaged_file(const std::filesystem::path& path, const std::string& why) {
+  return archive_not_found_error(path.string() + " is a damaged HDF5 file (" + why + ")" +
+                                 (std::filesystem::exists(journal_path(path))
+                                      ? "; `slr-sweep recover " + path.string() + "` rebuilds it from its journal"
+                                      : ""));
+}
+
+// Files this process has read whole in a checking child without harm (a process reads the same
+// snapshot several times while it resumes or recovers).
+std::mutex checked_mutex;
+std::set<file_identity> checked_files;
+} // namespace
+
+reader::reader(const std::filesystem::path& path) : reader(path, open_mode::checked) {}
+
+reader::reader(const std::filesystem::path& path, open_mode mode) : state_(std::make_unique<state>()) {
   state_->path = path;
   if (!std::filesystem::exists(path)) {
     auto journal = journal_path(path);
@@ -194,6 +256,56 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
   }
   if (std::filesystem::is_directory(path)) throw archive_not_found_error(path.string() + " is a directory, not an archive");
   h5::silence_error_stack();
+  if (mode == open_mode::trusted) {
+    open_file();
+    return;
+  }
+  // A flipped bit in HDF5 metadata that has no checksum can crash libhdf5 or make it allocate
+  // gigabytes. So every file is first read whole (attributes, /points, /runs) in a child process
+  // with its memory and time capped; this process opens it only once that read has ended well.
+  for (int attempt = 0;; ++attempt) {
+    struct stat before {};
+    if (::stat(path.c_str(), &before) != 0) throw archive_not_found_error("no archive at " + path.string());
+    const auto identity = identity_of(before);
+    bool known = false;
+    {
+      const std::lock_guard lock(checked_mutex);
+      known = checked_files.contains(identity);
+    }
+    if (!known) {
+      const auto bytes = static_cast<std::size_t>(before.st_size);
+      const auto outcome = run_isolated(
+          [&] {
+            const reader whole(path, open_mode::trusted);
+            (void)whole.points();
+            (void)whole.runs();
+          },
+          (std::size_t{1} << 30) + 16 * bytes, 60.0 + static_cast<double>(bytes) / 1e6);
+      switch (outcome.result) {
+      case isolated_outcome::kind::ok: break;
+      case isolated_outcome::kind::refused: throw archive_not_found_error(outcome.message);
+      case isolated_outcome::kind::error: throw archive_error(outcome.message);
+      case isolated_outcome::kind::crashed: throw damaged_file(path, outcome.message);
+      }
+      const std::lock_guard lock(checked_mutex);
+      checked_files.insert(identity);
+    }
+    open_file();
+    // The file HDF5 opened must be the one that was checked (a writer may have renamed a newer
+    // snapshot over the path in between: that one is checked in turn).
+    void* handle = nullptr;
+    struct stat opened {};
+    if (H5Fget_vfd_handle(state_->file.get(), H5P_DEFAULT, &handle) >= 0 && handle != nullptr &&
+        ::fstat(*static_cast<int*>(handle), &opened) == 0 && identity_of(opened) == identity)
+      return;
+    if (attempt >= 5) throw archive_locked_error(path.string() + " was replaced while it was being read; try again");
+    state_->file = {};
+    state_->attributes = {};
+  }
+}
+
+void reader::open_file() {
+  const auto& path = state_->path;
   htri_t is_hdf5 = 0;
   try {
     is_hdf5 = h5::check(H5Fis_hdf5(path.c_str()), "H5Fis_hdf5", path.string());
@@ -201,11 +313,7 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
     throw archive_not_found_error(path.string() + " cannot be read as HDF5: " + e.what());
   }
   if (is_hdf5 == 0) throw archive_not_found_error(path.string() + " is not an HDF5 file");
-  if (const auto problem = global_heap_problem(path); !problem.empty())
-    throw archive_not_found_error(path.string() + " is a damaged HDF5 file (" + problem + ")" +
-                                  (std::filesystem::exists(journal_path(path))
-                                       ? "; `slr-sweep recover " + path.string() + "` rebuilds it from its journal"
-                                       : ""));
+  if (const auto problem = global_heap_problem(path); !problem.empty()) throw damaged_file(path, problem);
   try {
     state_->file = h5::file_open_read_only(path.string());
   } catch (const hdf5_error&) {
@@ -214,6 +322,16 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
                                        ? " (`slr-sweep recover " + path.string() + "` rebuilds it from its journal)"
                                        : ""));
   }
+  try {
+    read_attributes();
+  } catch (const hdf5_error& e) {
+    // Metadata HDF5 cannot follow (an object header with a flipped bit): a damaged file.
+    throw damaged_file(path, e.what());
+  }
+}
+
+void reader::read_attributes() {
+  const auto& path = state_->path;
   const auto& file = state_->file;
   if (!h5::has_attribute(file, "format") || h5::read_text_attribute(file, "format") != archive_format_name)
     throw archive_not_found_error(path.string() + " is an HDF5 file but not an slr-sweep archive");
@@ -238,6 +356,12 @@ reader::reader(const std::filesystem::path& path) : state_(std::make_unique<stat
     if (h5::has_attribute(points, "parameter_descriptions"))
       a.parameter_descriptions = h5::read_text_attribute(points, "parameter_descriptions");
   }
+  // Attributes (the job text among them) have no checksum in the file format: the snapshot
+  // carries its own, and rows carry one of their texts.
+  a.checksummed = h5::has_attribute(file, attributes_crc_attribute);
+  if (a.checksummed &&
+      static_cast<std::uint32_t>(h5::read_int_attribute(file, attributes_crc_attribute)) != attributes_crc32c(file))
+    throw damaged_file(path, "its attributes fail their CRC-32C checksum");
 }
 
 reader::reader(reader&&) noexcept = default;
@@ -248,9 +372,9 @@ const archive_attributes& reader::attributes() const noexcept { return state_->a
 
 std::uint64_t reader::point_count() const { return row_count(h5::dataset_open(state_->file, "points")); }
 
-std::vector<point_row> reader::points() const {
+std::vector<point_row> reader::points(std::vector<refused_row>* refused) const {
   try {
-    return read_points();
+    return read_points(refused);
   } catch (const hdf5_error& e) {
     // A chunk whose Fletcher-32 checksum fails, or metadata HDF5 cannot follow: a damaged file.
     throw archive_not_found_error(state_->path.string() + " is damaged: " + e.what());
@@ -265,11 +389,17 @@ std::vector<run_row> reader::runs() const {
   }
 }
 
-std::vector<point_row> reader::read_points() const {
+std::vector<point_row> reader::read_points(std::vector<refused_row>* refused) const {
   const auto dataset = h5::dataset_open(state_->file, "points");
   const std::size_t n = row_count(dataset);
   const auto members = members_of(dataset);
+  if (state_->attributes.checksummed) check_packed_layout(dataset, members);
   std::vector<point_row> rows(n);
+  // Every text column is read once: the rows take their cells from here, and the checksum of
+  // each row's texts is computed over all of them.
+  std::map<std::string, std::vector<std::string>> text_columns;
+  for (const auto& m : members)
+    if (m.type_class == H5T_STRING) text_columns[m.name] = read_text_column(dataset, n, m.name, m.type.get());
   const auto u64 = [&](const char* name, auto setter) {
     if (find_member(members, name) == nullptr) return;
     const auto v = read_number_column<std::uint64_t>(dataset, n, name, H5T_NATIVE_UINT64);
@@ -281,10 +411,9 @@ std::vector<point_row> reader::read_points() const {
     for (std::size_t i = 0; i < n; ++i) rows[i].*field = v[i];
   };
   const auto text = [&](const char* name, std::string point_row::*field) {
-    const auto* m = find_member(members, name);
-    if (m == nullptr) return;
-    auto v = read_text_column(dataset, n, name, m->type.get());
-    for (std::size_t i = 0; i < n; ++i) rows[i].*field = std::move(v[i]);
+    const auto it = text_columns.find(name);
+    if (it == text_columns.end()) return;
+    for (std::size_t i = 0; i < n; ++i) rows[i].*field = it->second[i];
   };
   u64("point_id", [](point_row& r, std::uint64_t v) { r.point_id = v; });
   u64("repeat", [](point_row& r, std::uint64_t v) { r.repeat = static_cast<std::uint32_t>(v); });
@@ -300,8 +429,8 @@ std::vector<point_row> reader::read_points() const {
                                                  : read_number_column<double>(dataset, n, name, H5T_NATIVE_DOUBLE);
   };
   const auto texts = [&](const std::string& name) {
-    const auto* m = find_member(members, name);
-    return m == nullptr ? std::vector<std::string>(n) : read_text_column(dataset, n, name, m->type.get());
+    const auto it = text_columns.find(name);
+    return it == text_columns.end() ? std::vector<std::string>(n) : it->second;
   };
   std::set<std::string> not_results = {"completed_unix"};
   std::set<std::string> parameter_names; // the table's parameter columns
@@ -333,7 +462,7 @@ std::vector<point_row> reader::read_points() const {
         for (std::size_t i = 0; i < n; ++i)
           if (!std::isnan(v[i])) rows[i].parameters.push_back(grid::parameter_value::of_real(name, v[i]));
       } else {
-        auto v = read_text_column(dataset, n, name, m->type.get());
+        auto v = texts(name);
         for (std::size_t i = 0; i < n; ++i)
           if (!v[i].empty()) rows[i].parameters.push_back(grid::parameter_value::of_text(name, std::move(v[i])));
       }
@@ -350,6 +479,12 @@ std::vector<point_row> reader::read_points() const {
     }
   if (const std::set<std::string> distinct(value_names.begin(), value_names.end()); distinct.size() != value_names.size())
     throw archive_not_found_error(state_->path.string() + " is damaged: /points has two result columns for one result name");
+  // The column names live in the (unchecksummed) datatype message; the lists of parameter and
+  // result columns in checksummed attributes: a name that differs is a flipped bit.
+  if (state_->attributes.checksummed && h5::has_attribute(dataset, "result_columns") &&
+      split_list(h5::read_text_attribute(dataset, "result_columns")) != columns)
+    throw archive_not_found_error(state_->path.string() + " is damaged: the result columns of /points differ from "
+                                                          "its result_columns attribute");
   for (auto& r : rows) {
     r.value_names = value_names;
     r.values.resize(value_names.size());
@@ -358,13 +493,27 @@ std::vector<point_row> reader::read_points() const {
     const auto v = read_number_column<double>(dataset, n, columns[c], H5T_NATIVE_DOUBLE);
     for (std::size_t i = 0; i < n; ++i) rows[i].values[c] = v[i];
   }
-  return rows;
+  if (find_member(members, text_crc_column) == nullptr) return rows; // written before text checksums
+  const auto stored = read_number_column<std::uint32_t>(dataset, n, text_crc_column, H5T_NATIVE_UINT32);
+  std::vector<point_row> intact;
+  intact.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t crc = 0;
+    for (const auto& m : members)
+      if (m.type_class == H5T_STRING) crc = add_text_cell(crc, m.name, text_columns.at(m.name)[i]);
+    if (crc == stored[i]) intact.push_back(std::move(rows[i]));
+    else if (refused != nullptr)
+      refused->push_back({rows[i].point_id, "its texts (message, extra_json, text parameters) fail their CRC-32C "
+                                            "checksum in the .h5"});
+  }
+  return intact;
 }
 
 std::vector<run_row> reader::read_runs() const {
   const auto dataset = h5::dataset_open(state_->file, "runs");
   const std::size_t n = row_count(dataset);
   const auto members = members_of(dataset);
+  if (state_->attributes.checksummed) check_packed_layout(dataset, members);
   std::vector<run_row> runs(n);
   const auto index = read_number_column<std::uint32_t>(dataset, n, "run_index", H5T_NATIVE_UINT32);
   const auto start = read_number_column<double>(dataset, n, "start_unix", H5T_NATIVE_DOUBLE);
@@ -374,10 +523,100 @@ std::vector<run_row> reader::read_runs() const {
   auto host = read_text_column(dataset, n, "host", find_member(members, "host")->type.get());
   auto command = read_text_column(dataset, n, "command", find_member(members, "command")->type.get());
   auto reason = read_text_column(dataset, n, "exit_reason", find_member(members, "exit_reason")->type.get());
+  if (find_member(members, text_crc_column) != nullptr) {
+    const auto stored = read_number_column<std::uint32_t>(dataset, n, text_crc_column, H5T_NATIVE_UINT32);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto crc = add_text_cell(add_text_cell(add_text_cell(0, "host", host[i]), "command", command[i]),
+                                     "exit_reason", reason[i]);
+      if (crc != stored[i])
+        throw archive_not_found_error(state_->path.string() + " is damaged: row " + std::to_string(i) +
+                                      " of /runs fails its text checksum");
+    }
+  }
   for (std::size_t i = 0; i < n; ++i)
     runs[i] = {index[i], start[i], end[i], ranks[i], std::move(host[i]), std::move(command[i]), std::move(reason[i]),
                done[i]};
   return runs;
+}
+
+namespace {
+// The journal's records replayed: rows with their result names spelled out (the model keeps
+// standard columns without names), runs with the last one "running" while a writer holds the lock.
+struct replayed {
+  archive_model model;
+  std::vector<point_row> rows;
+  std::vector<run_row> runs;
+};
+
+replayed replay(const std::filesystem::path& journal, journal_contents&& contents) {
+  replayed out;
+  for (auto& e : contents.entries) out.model.apply(std::move(e));
+  const auto& standard = standard_value_names();
+  out.rows = out.model.rows();
+  for (auto& r : out.rows)
+    if (r.value_names.empty())
+      r.value_names.assign(standard.begin(),
+                           standard.begin() + static_cast<std::ptrdiff_t>(std::min(r.values.size(), standard.size())));
+  out.runs = out.model.runs();
+  if (!out.runs.empty()) {
+    auto& last = out.runs.back();
+    if (std::isnan(last.end_unix) && journal_lock_holder(journal) != 0) last.exit_reason = "running";
+  }
+  return out;
+}
+
+std::vector<point_row> in_table_order(std::vector<point_row>&& rows) {
+  std::vector<const point_row*> order;
+  order.reserve(rows.size());
+  for (const auto& r : rows) order.push_back(&r);
+  sort_rows(order);
+  std::vector<point_row> sorted;
+  sorted.reserve(rows.size());
+  for (const auto* r : order) sorted.push_back(*r);
+  return sorted;
+}
+} // namespace
+
+reader::live_state reader::live() const {
+  live_state live_rows{points(), runs()};
+  const auto journal = journal_path(state_->path);
+  if (!std::filesystem::exists(journal)) return live_rows;
+  journal_contents contents;
+  try {
+    contents = read_journal(journal);
+  } catch (const archive_error&) {
+    return live_rows; // an unreadable journal: the snapshot is all there is to show
+  }
+  auto replay_of = replay(journal, std::move(contents));
+  auto rows = std::move(replay_of.rows);
+  for (auto& r : live_rows.points)
+    if (!replay_of.model.row_of().contains(r.point_id)) rows.push_back(std::move(r));
+  live_rows.points = in_table_order(std::move(rows));
+  if (!replay_of.runs.empty()) live_rows.runs = std::move(replay_of.runs);
+  return live_rows;
+}
+
+journal_view read_journal_view(const std::filesystem::path& archive_path) {
+  const auto journal = journal_path(archive_path);
+  if (!std::filesystem::exists(journal)) throw archive_not_found_error("no journal at " + journal.string());
+  auto contents = read_journal(journal);
+  journal_view view;
+  view.fresh.snapshot_age_s = std::numeric_limits<double>::quiet_NaN();
+  view.fresh.journal_present = true;
+  view.fresh.journal_bytes = contents.file_bytes;
+  view.fresh.damaged_stretches = contents.damage.size();
+  view.fresh.damaged_bytes = contents.damaged_bytes();
+  view.fresh.torn_bytes = contents.ignored_bytes;
+  view.fresh.damage_text = describe_damage(contents);
+  view.fresh.writer_pid = journal_lock_holder(journal);
+  auto replay_of = replay(journal, std::move(contents));
+  if (!replay_of.model.has_job())
+    throw journal_damaged_error(journal.string() + " holds no intact job record");
+  view.fresh.newer_points = replay_of.model.point_records();
+  view.job = replay_of.model.job();
+  view.points = in_table_order(std::move(replay_of.rows));
+  view.runs = std::move(replay_of.runs);
+  return view;
 }
 
 freshness reader::check_freshness() const {

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "crc32c.hpp"
 #include "hdf5_calls.hpp"
 #include "slr/archive/provenance.hpp"
 
@@ -68,6 +69,23 @@ public:
       const char* pointer = text.c_str(); // valid while the rows live (the whole write)
       std::memcpy(slot, &pointer, sizeof pointer);
     }
+  }
+
+  /// row_text_crc32c over the row's text cells as they are stored (a vlen text up to its first
+  /// NUL, a fixed one within its width), in column order.
+  [[nodiscard]] std::uint32_t text_crc(std::size_t row) const {
+    std::uint32_t crc = 0;
+    for (const auto& c : columns_) {
+      const char* slot = bytes_.data() + row * row_size_ + c.offset;
+      if (c.type == column::kind::fixed_text) {
+        crc = add_text_cell(crc, c.name, std::string_view(slot, strnlen(slot, c.width)));
+      } else if (c.type == column::kind::vlen_text) {
+        const char* pointer = nullptr;
+        std::memcpy(&pointer, slot, sizeof pointer);
+        crc = add_text_cell(crc, c.name, pointer != nullptr ? std::string_view(pointer) : std::string_view());
+      }
+    }
+    return crc;
   }
 
   void write(const h5::handle& file, const char* name, std::size_t rows) const {
@@ -181,6 +199,7 @@ void write_points(const h5::handle& file, const std::vector<const point_row*>& r
   }
   columns.push_back({k::vlen_text, "extra_json"});
   const std::size_t extra = columns.size() - 1;
+  columns.push_back({k::u32, text_crc_column});
 
   table_buffer table(columns);
   table.resize(rows.size());
@@ -216,6 +235,7 @@ void write_points(const h5::handle& file, const std::vector<const point_row*>& r
       for (std::size_t v = 0; v < r.values.size(); ++v) table.put(i, value_index.at(r.value_names[v]), r.values[v]);
     }
     table.put_text(i, extra, r.extra_json);
+    table.put(i, extra + 1, table.text_crc(i));
   }
   table.write(file, "points", rows.size());
   // Which columns are parameters and which results, so that readers need no list of their own.
@@ -244,7 +264,8 @@ void write_runs(const h5::handle& file, const std::vector<run_row>& runs) {
                       {k::vlen_text, "host"},
                       {k::vlen_text, "command"},
                       {k::vlen_text, "exit_reason"},
-                      {k::u64, "points_done"}});
+                      {k::u64, "points_done"},
+                      {k::u32, text_crc_column}});
   table.resize(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     table.put(i, 0, runs[i].run_index);
@@ -255,6 +276,7 @@ void write_runs(const h5::handle& file, const std::vector<run_row>& runs) {
     table.put_text(i, 5, runs[i].command);
     table.put_text(i, 6, runs[i].exit_reason);
     table.put(i, 7, runs[i].points_done);
+    table.put(i, 8, table.text_crc(i));
   }
   table.write(file, "runs", runs.size());
 }
@@ -263,6 +285,19 @@ void write_runs(const h5::handle& file, const std::vector<run_row>& runs) {
 std::tuple<bool, double> number_key(double v) { return {std::isnan(v), std::isnan(v) ? 0.0 : v}; }
 
 } // namespace
+
+std::uint32_t add_text_cell(std::uint32_t crc, std::string_view column, std::string_view text) {
+  constexpr std::string_view nul("\0", 1);
+  crc = crc32c(column, crc);
+  crc = crc32c(nul, crc);
+  crc = crc32c(text, crc);
+  return crc32c(nul, crc);
+}
+
+std::uint32_t attributes_crc32c(const h5::handle& file) {
+  const auto crc = h5::attributes_crc32c(file, attributes_crc_attribute, 0);
+  return h5::attributes_crc32c(h5::dataset_open(file, "points"), attributes_crc_attribute, crc);
+}
 
 std::vector<std::string> value_column_union(const std::vector<const point_row*>& rows) {
   std::vector<std::string> names;
@@ -322,6 +357,7 @@ h5::handle snapshot_image(const std::filesystem::path& archive_path, const snaps
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
   h5::write_int_attribute(file, "journal_bytes", static_cast<long long>(content.journal_bytes));
   h5::write_int_attribute(file, "journal_points", static_cast<long long>(content.journal_points));
+  h5::write_int_attribute(file, attributes_crc_attribute, attributes_crc32c(file));
   return file;
 }
 } // namespace

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "slr/archive/rows.hpp"
@@ -15,6 +16,25 @@ namespace slr::archive {
 /// column. 1: fixed SLR parameter columns and an options text column (still read).
 inline constexpr long long archive_schema_version = 2;
 inline constexpr const char* archive_format_name = "slr-sweep archive";
+
+/// The uint32 column of /points and /runs that holds row_text_crc32c of the row's texts (the
+/// variable-length ones live in HDF5's global heap, which neither the format nor the tables'
+/// Fletcher-32 covers). Archives written before it have no such column: their texts are read
+/// unverified.
+inline constexpr const char* text_crc_column = "text_crc32c";
+/// The root attribute that holds attributes_crc32c(file).
+inline constexpr const char* attributes_crc_attribute = "attributes_crc32c";
+
+/// One text cell of a row into its CRC-32C: the column name, a NUL, the text, a NUL (cells are
+/// added in the table's column order).
+[[nodiscard]] std::uint32_t add_text_cell(std::uint32_t crc, std::string_view column, std::string_view text);
+
+namespace h5 {
+class handle;
+}
+/// CRC-32C of the attributes of the root group, then of /points (h5::attributes_crc32c), leaving
+/// out attributes_crc_attribute itself.
+[[nodiscard]] std::uint32_t attributes_crc32c(const h5::handle& file);
 
 struct snapshot_content {
   std::string job_text, job_fingerprint, job_name;

@@ -56,8 +56,11 @@ snapshot_rows snapshot_rows_missing_from(const std::filesystem::path& archive_pa
         out.entries.emplace_back(journal_run_end{run.run_index, run.end_unix, run.exit_reason});
     }
     std::vector<point_row> missing;
-    for (auto& row : snapshot.points())
+    std::vector<refused_row> damaged; // rows whose texts fail their checksum: only those the journal lacks matter
+    for (auto& row : snapshot.points(&damaged))
       if (!model.row_of().contains(row.point_id)) missing.push_back(std::move(row));
+    for (auto& row : damaged)
+      if (!model.row_of().contains(row.point_id)) out.refused.push_back(std::move(row));
     for (auto& row : checked_rows(std::move(missing), model.job().text, check, out.refused)) {
       out.entries.emplace_back(std::move(row));
       ++out.points;
@@ -82,7 +85,7 @@ void journal_from_snapshot(const std::filesystem::path& path, const std::filesys
   const journal_job job{a.job_text, a.job_fingerprint, "", a.job_name};
   auto runs = snapshot.runs();
   std::sort(runs.begin(), runs.end(), [](const run_row& x, const run_row& y) { return x.run_index < y.run_index; });
-  auto points = checked_rows(snapshot.points(), a.job_text, check, refused);
+  auto points = checked_rows(snapshot.points(&refused), a.job_text, check, refused);
   std::stable_sort(points.begin(), points.end(),
                    [](const point_row& x, const point_row& y) { return x.run_index < y.run_index; });
   std::vector<journal_entry> entries;

@@ -179,6 +179,11 @@ writer writer::open(const std::filesystem::path& path, writer_options options, c
     const auto& a = snapshot.attributes();
     current = s->opened.refused.empty() && a.journal_bytes == s->journal.size_bytes() &&
               a.journal_points == s->model.point_records() && a.job_fingerprint == s->model.job().fingerprint;
+    if (current) { // a row whose texts fail their checksum makes it stale too
+      std::vector<refused_row> damaged;
+      (void)snapshot.points(&damaged);
+      current = damaged.empty();
+    }
   } catch (const archive_error&) {
   }
   if (!current) s->rebuild();

@@ -32,24 +32,45 @@ void archive_input::add_to(CLI::App& command, bool several) {
 
 namespace {
 query::table load_one(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw std::invalid_argument(path + ": no such archive");
   std::optional<archive::reader> reader;
   try {
     reader.emplace(path);
+  } catch (const archive::archive_not_found_error& e) {
+    // A missing or damaged .h5 beside a readable journal: the journal holds every point.
+    try {
+      auto view = archive::read_journal_view(path);
+      std::cerr << "slr-sweep: note: " << e.what() << "; read " << view.points.size()
+                << " point(s) from its journal instead\n";
+      return query::from_rows(std::move(view.points));
+    } catch (const archive::archive_error&) {
+    }
+    throw std::invalid_argument(std::filesystem::exists(path) ? path + ": " + e.what() : path + ": no such archive");
   } catch (const archive::archive_error& e) {
     throw std::invalid_argument(path + ": " + e.what());
   }
-  auto points = query::from_rows(reader->points());
+  std::vector<archive::refused_row> damaged;
+  // A running (or killed) sweep's .h5 is a snapshot behind its journal: read the journal's newer
+  // records too, so that what a query shows is what the sweep has computed.
+  std::uint64_t newer = 0;
+  long writer = 0;
   try {
     const auto fresh = reader->check_freshness();
-    if (fresh.newer_points > 0)
-      std::cerr << "slr-sweep: note: " << path << " is a snapshot " << static_cast<long>(fresh.snapshot_age_s)
-                << " s old; " << fresh.newer_points << " newer point(s) are in the journal"
-                << (fresh.writer_pid != 0 ? " (a sweep is running)" : " (run `slr-sweep recover` to include them)")
-                << "\n";
+    newer = fresh.newer_points;
+    writer = fresh.writer_pid;
   } catch (const archive::archive_error&) {
     // Freshness is advisory: an unreadable journal must not stop a read-only query.
   }
+  auto points = query::from_rows(newer > 0 ? reader->live().points : reader->points(&damaged));
+  if (!damaged.empty()) {
+    std::cerr << "slr-sweep: note: " << path << ": " << damaged.size()
+              << " row(s) whose texts fail their checksum are left out (point";
+    for (const auto& d : damaged) std::cerr << " " << archive::point_id_text(d.point_id);
+    std::cerr << "); `slr-sweep recover " << path << "` takes them from the journal\n";
+  }
+  if (newer > 0)
+    std::cerr << "slr-sweep: note: " << path << ": " << newer << " point record(s) newer than the .h5 snapshot read from "
+              << "its journal" << (writer != 0 ? " (a sweep is running)" : " (`slr-sweep recover` writes them into the .h5)")
+              << "\n";
   return points;
 }
 } // namespace

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
+#include <string_view>
 
 #include "slr/archive/archive_error.hpp"
 #include "slr/cli/export_command.hpp"
@@ -15,6 +16,7 @@
 #include "slr/cli/recover_command.hpp"
 #include "slr/cli/run_command.hpp"
 #include "slr/cli/status_command.hpp"
+#include "slr/sched/stop_signals.hpp"
 #include "slr/sched/world.hpp"
 #include "slr/sweep/point_row.hpp"
 
@@ -27,6 +29,12 @@ int run_with_mpi(int argc, char** argv, const slr::cli::sweep_commands& sweep) {
     boost::mpi::environment environment(argc, argv, boost::mpi::threading::multiple, true);
     try {
       code = sweep.run();
+    } catch (const slr::sched::stopped_by_error& e) {
+      // Every worker was stopped and leaves the sweep normally: no MPI_Abort (and none of
+      // mpirun's abort banner under the one-line message).
+      std::cerr << "slr-sweep: fatal: " << e.what() << std::endl;
+      slr::sched::barrier();
+      code = 1;
     } catch (const std::exception& e) {
       std::cerr << "slr-sweep: fatal: " << e.what() << std::endl;
       if (slr::sched::world_size() > 1) slr::sched::abort_world(1);
@@ -44,6 +52,13 @@ int run_with_mpi(int argc, char** argv, const slr::cli::sweep_commands& sweep) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // A sweep's stop signals count from its first instant: Slurm's SIGUSR1 (forwarded by mpirun)
+  // may arrive while the ranks are still starting, and the default action would kill them (exit
+  // 138 instead of 3, which ends the resubmission loop). Only `run` and `resume` take them over:
+  // every other command stays interruptible by Ctrl-C.
+  if (argc > 1 && (std::string_view(argv[1]) == slr::cli::run_command_name ||
+                   std::string_view(argv[1]) == slr::cli::resume_command_name))
+    slr::sched::install_stop_handlers();
   slr::sweep::describe_declared_parameters();
   CLI::App app{"slr-sweep: theory and simulations of single-location regression with attention"};
   app.require_subcommand(1);

@@ -27,11 +27,11 @@ void add_run_options(CLI::App* cmd, sweep::sweep_arguments& args) {
 
 sweep_commands add_sweep_commands(CLI::App& app) {
   auto args = std::make_shared<sweep::sweep_arguments>();
-  auto* run = app.add_subcommand("run", "Run a sweep over MPI (mpirun -n N slr-sweep run job.toml -o results.h5)");
+  auto* run = app.add_subcommand(run_command_name, "Run a sweep over MPI (mpirun -n N slr-sweep run job.toml -o results.h5)");
   run->add_option("job", args->job_path, "Job file (TOML, see jobs/README.md)")->required();
   run->add_option("-o,--output", args->archive_path, "Archive to create (HDF5; must not exist)")->required();
   add_run_options(run, *args);
-  auto* resume = app.add_subcommand("resume", "Run the missing points of an interrupted sweep (job read from the archive)");
+  auto* resume = app.add_subcommand(resume_command_name, "Run the missing points of an interrupted sweep (job read from the archive)");
   resume->add_option("archive", args->archive_path, "Archive of the sweep")->required();
   resume->add_flag("--retry-failed", args->retry_failed, "Also run points recorded as failed or timeout again");
   resume->add_option("--extend", args->extend_path,

@@ -75,31 +75,68 @@ struct status_report {
   double snapshot_unix = 0;
 
   std::size_t distinct_done = 0; ///< distinct points of the job in the snapshot or the journal
+  std::string snapshot_problem;  ///< why the .h5 could not be read (the report then reads the journal alone)
+  bool texts_unverified = false; ///< the .h5 predates text checksums
+  std::size_t damaged_rows = 0;  ///< rows of the .h5 whose texts fail their checksum (left out)
 
   [[nodiscard]] std::size_t done() const { return distinct_done; }
 };
 
 status_report build_report(const std::string& path, std::vector<archive::point_row>& rows) {
   std::optional<archive::reader> reader;
+  status_report r;
+  r.archive = path;
+  std::string job_text;
   try {
     reader.emplace(path);
   } catch (const archive::archive_not_found_error& e) {
-    throw std::invalid_argument(path + ": " + e.what());
+    // A missing or damaged .h5 beside a readable journal: the journal is what the sweep has
+    // done, so the report reads it (and says that the .h5 must be rebuilt).
+    std::optional<archive::journal_view> view;
+    try {
+      view = archive::read_journal_view(path);
+    } catch (const archive::archive_error&) {
+    }
+    if (!view) throw std::invalid_argument(path + ": " + e.what());
+    r.snapshot_problem = e.what();
+    r.job_name = view->job.name;
+    r.fingerprint = view->job.fingerprint;
+    r.tool_version = "?";
+    r.git_revision = "journal only";
+    r.snapshot_unix = std::numeric_limits<double>::quiet_NaN();
+    r.fresh = view->fresh;
+    r.newer_points = r.fresh.newer_points;
+    r.running = r.fresh.writer_pid != 0;
+    job_text = view->job.text;
+    rows = std::move(view->points);
+    r.runs = std::move(view->runs);
   }
-  status_report r;
-  r.archive = path;
-  const auto& a = reader->attributes();
-  r.job_name = a.job_name;
-  r.fingerprint = a.job_fingerprint;
-  r.tool_version = a.tool_version;
-  r.git_revision = a.git_revision;
-  r.snapshot_unix = a.snapshot_unix;
-  rows = reader->points();
-  r.runs = reader->runs();
-  r.fresh = reader->check_freshness();
-  r.snapshot_points = rows.size();
-  r.newer_points = r.fresh.newer_points;
-  r.running = r.fresh.writer_pid != 0;
+  if (reader) {
+    const auto& a = reader->attributes();
+    r.job_name = a.job_name;
+    r.fingerprint = a.job_fingerprint;
+    r.tool_version = a.tool_version;
+    r.git_revision = a.git_revision;
+    r.snapshot_unix = a.snapshot_unix;
+    r.texts_unverified = !a.checksummed;
+    job_text = a.job_text;
+    r.fresh = reader->check_freshness();
+    r.snapshot_points = reader->point_count();
+    r.newer_points = r.fresh.newer_points;
+    r.running = r.fresh.writer_pid != 0;
+    // Behind the snapshot, the journal's records are what the sweep has done: statuses, runs, the
+    // rate and the calibration of the remaining time all read them.
+    std::vector<archive::refused_row> damaged;
+    if (r.newer_points > 0) {
+      auto live = reader->live();
+      rows = std::move(live.points);
+      r.runs = std::move(live.runs);
+    } else {
+      rows = reader->points(&damaged);
+      r.runs = reader->runs();
+    }
+    r.damaged_rows = damaged.size();
+  }
   for (const auto& row : rows) {
     ++r.by_status[row.status];
     if (row.status != "ok") r.not_ok.push_back(&row);
@@ -111,7 +148,7 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
   std::vector<job::sweep_unit> units;
   try {
     // The stored job passed its run's point limit.
-    units = job::expand(job::parse_job(a.job_text, path + ":job_text"), std::numeric_limits<std::uint64_t>::max());
+    units = job::expand(job::parse_job(job_text, path + ":job_text"), std::numeric_limits<std::uint64_t>::max());
     for (const auto& u : units)
       for (const auto& p : u.points) planned.emplace(p.id, &p);
     r.total = planned.size();
@@ -123,14 +160,6 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
   {
     std::unordered_set<std::uint64_t> ids;
     for (const auto& row : rows) ids.insert(row.point_id);
-    if (r.newer_points > 0) {
-      try {
-        for (const auto& e : archive::read_journal(archive::journal_path(path)).entries)
-          if (const auto* row = std::get_if<archive::point_row>(&e)) ids.insert(row->point_id);
-      } catch (const archive::archive_error&) {
-        // An unreadable journal is reported below; the snapshot's rows still count.
-      }
-    }
     if (!planned.empty()) std::erase_if(ids, [&](std::uint64_t id) { return !planned.contains(id); });
     r.distinct_done = ids.size();
   }
@@ -170,7 +199,7 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
   if (r.running && !r.runs.empty()) {
     const auto& run = r.runs.back();
     const double elapsed = unix_now() - run.start_unix;
-    r.rate = elapsed > 0 ? static_cast<double>(run.points_done + r.newer_points) / elapsed : 0;
+    r.rate = elapsed > 0 ? static_cast<double>(run.points_done) / elapsed : 0; // runs read the journal above
   }
   return r;
 }
@@ -225,14 +254,25 @@ void print_text(const status_report& r) {
     std::cout << "running: a sweep (pid " << r.fresh.writer_pid << ") holds the archive's write lock\n";
   }
   const auto& f = r.fresh;
-  std::cout << "snapshot: written " << duration_text(f.snapshot_age_s) << " ago (" << local_time(r.snapshot_unix)
-            << ")";
-  if (!f.journal_present) std::cout << "; no journal next to it (read-only copy)";
-  else if (f.newer_points > 0)
-    std::cout << "; the journal holds " << f.newer_points
-              << " newer points (the .h5 is rebuilt periodically and at the end of a run)";
-  else if (f.missing_points == 0 && f.damaged_stretches == 0) std::cout << "; up to date with the journal";
-  std::cout << "\n";
+  if (!r.snapshot_problem.empty()) {
+    std::cout << "snapshot: UNREADABLE: " << r.snapshot_problem << "\nthis report reads the journal alone; `slr-sweep "
+              << (r.running ? "resume` (after the running sweep) or `recover " : "recover ") << r.archive
+              << "` rebuilds the .h5 from it\n";
+  } else {
+    std::cout << "snapshot: written " << duration_text(f.snapshot_age_s) << " ago (" << local_time(r.snapshot_unix)
+              << ")";
+    if (!f.journal_present) std::cout << "; no journal next to it (read-only copy)";
+    else if (f.newer_points > 0)
+      std::cout << "; the journal holds " << f.newer_points
+                << " newer points (the .h5 is rebuilt periodically and at the end of a run)";
+    else if (f.missing_points == 0 && f.damaged_stretches == 0) std::cout << "; up to date with the journal";
+    std::cout << "\n";
+    if (r.damaged_rows > 0)
+      std::cout << "snapshot: " << r.damaged_rows << " row(s) whose texts fail their checksum are left out; `slr-sweep "
+                << "recover " << r.archive << "` takes them from the journal (`resume` recomputes those it lacks)\n";
+    if (r.texts_unverified)
+      std::cout << "snapshot: written before text checksums: its texts (messages, extra_json) are read unverified\n";
+  }
   if (!f.journal_problem.empty()) std::cout << "journal: cannot be read: " << f.journal_problem << "\n";
   if (f.damaged_stretches > 0)
     std::cout << "journal: DAMAGED: " << f.damaged_bytes << " bytes in " << f.damaged_stretches
@@ -267,6 +307,9 @@ void print_json(const status_report& r) {
   j["rate_points_per_s"] = number_or_null(r.rate);
   j["runs"] = r.runs.size();
   j["snapshot_age_s"] = number_or_null(r.fresh.snapshot_age_s);
+  j["snapshot_problem"] = r.snapshot_problem.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.snapshot_problem);
+  j["snapshot_damaged_rows"] = r.damaged_rows;
+  j["snapshot_texts_verified"] = !r.texts_unverified;
   j["journal"] = {{"present", r.fresh.journal_present},
                   {"damaged_stretches", r.fresh.damaged_stretches},
                   {"damaged_bytes", r.fresh.damaged_bytes},

@@ -74,8 +74,12 @@ const column& table::at(std::string_view name, std::string_view argument) const 
   if (const auto* c = find(name)) return *c;
   std::string known;
   for (const auto& c : columns) known += (known.empty() ? "" : ", ") + c.name;
-  throw std::invalid_argument(std::string(argument) + ": unknown column '" + std::string(name) + "' (known: " + known +
-                              ")");
+  // A column exists once a row has it: early in a sweep, the columns of a method appear with
+  // its first finished point.
+  throw std::invalid_argument(std::string(argument) + ": unknown column '" + std::string(name) +
+                              "': no row read has it (a parameter or result column appears with the first finished "
+                              "point that has it; columns now: " +
+                              known + ")");
 }
 
 std::vector<std::string> table::names() const {

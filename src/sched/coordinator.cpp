@@ -86,8 +86,20 @@ public:
       record_unplaceable();
       for (auto& w : workers_) top_up(w);
       main_loop();
+    } catch (const std::exception& e) {
+      // The sink failed (disk full, …): stop the workers so no rank hangs, then report. Results
+      // that still arrive are dropped (never acknowledged: `resume` computes them again).
+      sink_failed_ = true;
+      bool stopped = false;
+      try {
+        shut_down(1);
+        stopped = true;
+      } catch (...) {
+      }
+      if (stopped) throw stopped_by_error(e.what());
+      throw;
     } catch (...) {
-      // The sink failed (disk full, …): stop the workers so no rank hangs, then report.
+      sink_failed_ = true;
       try {
         shut_down(1);
       } catch (...) {
@@ -167,7 +179,7 @@ private:
 
   void record_point(std::size_t unit, std::size_t position, const grid::result_record& record) {
     auto& state = states_[unit];
-    if (!state.wanted[position]) return; // done before this run (partial chain) or a duplicate
+    if (!state.wanted[position] || sink_failed_) return; // done before this run (partial chain) or a duplicate
     state.wanted[position] = false;
     sink_.record(unit, position, units_[unit].points[position], record);
     ++recorded_;
@@ -286,7 +298,7 @@ private:
   }
 
   void flush_sink() {
-    if (recorded_ == flushed_) return;
+    if (recorded_ == flushed_ || sink_failed_) return;
     sink_.flush();
     flushed_ = recorded_;
     last_flush_ = clock::now();
@@ -362,6 +374,7 @@ private:
   const boost::mpi::communicator& comm_;
   const std::vector<grid::work_unit>& units_;
   result_sink& sink_;
+  bool sink_failed_ = false; ///< the sink threw: nothing more is recorded
   sweep_options options_;
   std::vector<std::size_t> node_free_;
   std::vector<std::size_t> node_budget_;

@@ -142,11 +142,32 @@ int run_units(const std::string& job_text, const std::string& source, std::uniqu
     std::cerr << "slr-sweep: sweep '" << job.name << "': " << job::point_count(units) << " points in " << units.size()
               << " units (" << done << " already done), " << sched::world_size() << " rank(s), " << workers
               << " worker(s); archive " << archive_path << std::endl;
-    writer->begin_run({sched::world_size(), sched::processor_name(), command_line()});
+  }
+  // An archive error on rank 0 (a full disk) ends the sweep on every rank through the same
+  // collective calls as a normal end: rank 0 throws sched::stopped_by_error, which main reports
+  // in one line and follows with the barrier the other ranks wait at (no MPI_Abort).
+  std::string failure;
+  if (sched::world_rank() == 0) {
+    try {
+      writer->begin_run({sched::world_size(), sched::processor_name(), command_line()});
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  int failed = failure.empty() ? 0 : 1;
+  sched::broadcast_from_root(failed);
+  if (failed != 0) {
+    if (sched::world_rank() == 0) throw sched::stopped_by_error(failure);
+    sched::barrier();
+    return 1;
   }
   const auto outcome = sched::run_world_sweep(work, already_done, sink ? &*sink : nullptr, options);
   if (sched::world_rank() == 0) {
-    writer->end_run(outcome.exit_code == 0 ? "complete" : "signal " + signal_name(outcome.stop_signal));
+    try {
+      writer->end_run(outcome.exit_code == 0 ? "complete" : "signal " + signal_name(outcome.stop_signal));
+    } catch (const std::exception& e) {
+      throw sched::stopped_by_error(e.what());
+    }
     if (outcome.failed_points + outcome.timeout_points > 0)
       std::cerr << "slr-sweep: " << outcome.failed_points << " failed and " << outcome.timeout_points
                 << " timed-out points are recorded; `slr-sweep resume " << archive_path

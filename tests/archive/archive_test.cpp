@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <fstream>
 #include <random>
 
@@ -294,6 +295,52 @@ TEST_F(ArchiveTest, SnapshotLagIsReportedByFreshness) {
   EXPECT_NE(f.writer_pid, 0);
   w.rebuild_now();
   EXPECT_EQ(reader(path).point_count(), 4u);
+}
+
+TEST_F(ArchiveTest, LivePointsReadTheJournalBehindTheSnapshot) {
+  const auto path = dir_ / "live.h5";
+  auto w = writer::create(path, job_, writer::if_exists::fail, {1000, 1e9, 0});
+  w.begin_run({1, "", ""});
+  w.record(row_of(points_[0]));
+  w.rebuild_now();
+  for (std::size_t i = 1; i < 4; ++i) w.record(row_of(points_[i]));
+  auto retried = row_of(points_[0]);
+  const auto risk_name = archive_column_name("risk");
+  const auto value_of = [](const point_row& row, const std::string& name) {
+    const auto at = std::find(row.value_names.begin(), row.value_names.end(), name);
+    return at == row.value_names.end() ? std::nan("") : row.values[static_cast<std::size_t>(at - row.value_names.begin())];
+  };
+  retried.values[static_cast<std::size_t>(std::find(retried.value_names.begin(), retried.value_names.end(), risk_name) -
+                                          retried.value_names.begin())] = 0.125; // the latest record of a point wins
+  w.record(retried);
+  const reader r(path);
+  ASSERT_EQ(r.points().size(), 1u);
+  const auto live = r.live().points;
+  ASSERT_EQ(live.size(), 4u);
+  std::set<std::uint64_t> ids;
+  for (const auto& row : live) ids.insert(row.point_id);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(ids.contains(points_[i].id)) << i;
+  for (const auto& row : live) {
+    ASSERT_FALSE(row.value_names.empty());
+    if (row.point_id == points_[0].id) {
+      EXPECT_EQ(value_of(row, risk_name), 0.125);
+    }
+  }
+  const auto runs = r.live().runs;
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].exit_reason, "running");
+  EXPECT_EQ(runs[0].points_done, 5u); // records, a retried point's two included
+  // Once the snapshot has caught up, the live rows are the snapshot's rows.
+  w.rebuild_now();
+  const reader caught_up(path);
+  const auto snapshot = caught_up.points();
+  const auto again = caught_up.live().points;
+  ASSERT_EQ(snapshot.size(), again.size());
+  for (std::size_t i = 0; i < snapshot.size(); ++i) {
+    EXPECT_EQ(snapshot[i].point_id, again[i].point_id);
+    EXPECT_EQ(value_of(snapshot[i], risk_name), value_of(again[i], risk_name));
+    EXPECT_EQ(snapshot[i].status, again[i].status);
+  }
 }
 
 TEST_F(ArchiveTest, ExtendReplacesTheStoredJobDurably) {
@@ -591,8 +638,11 @@ TEST_F(ArchiveTest, OpeningAnUpToDateArchiveLeavesItsFilesByteIdentical) {
 TEST_F(ArchiveTest, MissingOrForeignJournalIsATypedError) {
   EXPECT_THROW((void)writer::open(dir_ / "none.h5"), archive_not_found_error);
   EXPECT_THROW((void)recover(dir_ / "none.h5"), archive_not_found_error);
+  // A foreign or empty file where the journal should be is bad input (exit 2), like a foreign .h5.
   std::ofstream(journal_path(dir_ / "foreign.h5"), std::ios::binary) << "this is not a journal at all, no";
-  EXPECT_THROW((void)recover(dir_ / "foreign.h5"), journal_error);
+  EXPECT_THROW((void)recover(dir_ / "foreign.h5"), archive_not_found_error);
+  std::ofstream(journal_path(dir_ / "empty.h5"), std::ios::binary).flush();
+  EXPECT_THROW((void)writer::open(dir_ / "empty.h5"), archive_not_found_error);
 }
 
 
@@ -753,6 +803,98 @@ TEST_F(ArchiveTest, RowsOfTheSnapshotThatTheCheckRefusesAreReportedAndNeverJourn
   EXPECT_EQ(report.merged_points, points_.size() - 2 - 2);
   EXPECT_EQ(report.refused.size(), 2u);
   EXPECT_EQ(report.points, points_.size() - 2);
+}
+
+
+// A .h5 whose damage crashes libhdf5 itself: one bit flipped in the global heap behind a
+// variable-length attribute of a 24-point ERM archive (tests/archive/data/h5-bit-flip: the
+// journal beside it is intact). Opening it used to end the process with SIGSEGV inside H5HG_read.
+TEST_F(ArchiveTest, ASnapshotThatCrashesHdf5IsRefusedAndRebuiltFromItsJournal) {
+  const fs::path data = SLR_ARCHIVE_TEST_DATA;
+  const auto path = dir_ / "results.h5";
+  fs::copy_file(data / "h5-bit-flip" / "results.h5", path);
+  fs::copy_file(data / "h5-bit-flip" / "results.h5.journal", journal_path(path));
+  const auto journal_before = file_bytes(journal_path(path));
+  try {
+    (void)reader(path);
+    FAIL() << "a .h5 that crashes HDF5 was opened";
+  } catch (const archive_not_found_error& e) {
+    EXPECT_NE(std::string(e.what()).find("crashed HDF5 (SIGSEGV)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("slr-sweep recover"), std::string::npos) << e.what();
+  }
+  {
+    auto w = writer::open(path); // what `resume` does: the journal is the truth, the .h5 is rebuilt
+    EXPECT_EQ(w.done().size(), 24u);
+  }
+  EXPECT_EQ(file_bytes(journal_path(path)), journal_before);
+  const reader rebuilt(path);
+  EXPECT_TRUE(rebuilt.attributes().checksummed);
+  EXPECT_EQ(rebuilt.points().size(), 24u);
+  // recover rebuilds it too.
+  fs::copy_file(data / "h5-bit-flip" / "results.h5", path, fs::copy_options::overwrite_existing);
+  EXPECT_EQ(recover(path).points, 24u);
+  EXPECT_EQ(reader(path).points().size(), 24u);
+}
+
+// Replaces the first occurrence of `from` in a file by `to` (same length): an edit of stored
+// bytes that no HDF5 checksum sees (texts in the global heap, attributes in object headers).
+void edit_bytes(const fs::path& path, const std::string& from, const std::string& to) {
+  auto bytes = file_bytes(path);
+  const auto at = bytes.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  ASSERT_EQ(from.size(), to.size());
+  bytes.replace(at, from.size(), to);
+  write_bytes(path, bytes);
+}
+
+TEST_F(ArchiveTest, AnEditedTextOfARowIsRefusedNotJournaled) {
+  const auto path = dir_ / "texts.h5";
+  write_complete(path);
+  fs::remove(journal_path(path)); // the .h5 alone: nothing else holds the rows
+  // A row whose extra_json text ({"id":NN}) no other row has; one digit of it changes.
+  const auto json_of = [](const test_point& p) { return "{\"id\":" + std::to_string(p.id % 100) + "}"; };
+  const auto unique = std::find_if(points_.begin(), points_.end(), [&](const test_point& p) {
+    return std::count_if(points_.begin(), points_.end(), [&](const test_point& q) { return json_of(q) == json_of(p); }) == 1;
+  });
+  ASSERT_NE(unique, points_.end());
+  const auto& victim = *unique;
+  const std::string json = json_of(victim);
+  std::string edited = json;
+  edited[edited.size() - 2] = static_cast<char>('0' + (edited[edited.size() - 2] - '0' + 1) % 10);
+  edit_bytes(path, json, edited);
+  std::vector<refused_row> refused;
+  const auto rows = reader(path).points(&refused);
+  EXPECT_EQ(rows.size(), points_.size() - 1);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].point_id, victim.id);
+  EXPECT_NE(refused[0].reason.find("checksum"), std::string::npos) << refused[0].reason;
+  // Opening it for a resume journals every other row and names the refused one; the edited row
+  // is neither in the journal nor done (a resume recomputes it).
+  auto w = writer::open(path);
+  EXPECT_EQ(w.done().size(), points_.size() - 1);
+  EXPECT_FALSE(w.done().contains(victim.id));
+  ASSERT_EQ(w.opened().refused.size(), 1u);
+  EXPECT_EQ(w.opened().refused[0].point_id, victim.id);
+  for (const auto& e : read_journal(journal_path(path)).entries)
+    if (const auto* row = std::get_if<point_row>(&e)) {
+      EXPECT_NE(row->point_id, victim.id);
+    }
+}
+
+TEST_F(ArchiveTest, AnEditedAttributeMakesTheSnapshotDamaged) {
+  const auto path = dir_ / "attributes.h5";
+  write_complete(path);
+  edit_bytes(path, "samples = 1000", "samples = 1001"); // inside the job_text attribute
+  try {
+    (void)reader(path);
+    FAIL() << "an edited job text was accepted";
+  } catch (const archive_not_found_error& e) {
+    EXPECT_NE(std::string(e.what()).find("attributes fail their CRC-32C checksum"), std::string::npos) << e.what();
+  }
+  // The journal beside it is the truth: a resume rebuilds the .h5 with the job as journaled.
+  auto w = writer::open(path);
+  EXPECT_EQ(w.done().size(), points_.size());
+  EXPECT_EQ(reader(path).attributes().job_text, job_text);
 }
 
 } // namespace

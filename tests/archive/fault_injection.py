@@ -32,7 +32,18 @@
                  journal, and `resume` completes to an equal archive. mpirun's own exit code is
                  reported (Open MPI's mpirun exits 1 after SIGINT; the ranks exit 3).
 
-usage: fault_injection.py [--flips N] [--truncations M] [--h5-flips K] [--kills J] [--seed S]
+  h5-flips-journal  random single-bit flips of a .h5 (anywhere, and in its last 2 KiB: heaps,
+                 texts, attributes) beside its intact journal: no command dies by a signal or
+                 fails (status and query read the journal when the .h5 cannot be read safely),
+                 recover/resume rebuild it, the archive equals the uninterrupted run.
+  text-edits     texts of rows and text attributes edited in a .h5 alone or beside a cut journal:
+                 never accepted (the row is refused, named and recomputed; a damaged attribute
+                 refuses a .h5 alone with exit 2 and nothing changed).
+  early-signals  SIGUSR1 to mpirun 0.05-0.5 s after start: exit 3 (0 or 2 where the run finished
+                 or created nothing), never a death by the signal; resume completes.
+
+usage: fault_injection.py [--flips N] [--truncations M] [--h5-flips K] [--kills J]
+                          [--h5-flips-journal F] [--text-edits E] [--seed S]
        (env SLR_SWEEP = the slr-sweep binary; SLR_MPIEXEC, SLR_MPIEXEC_PREFLAGS for the sigint case)
 """
 import argparse
@@ -144,7 +155,9 @@ JOB_PATH = None  # the job file of JOB, written by main()
 
 # Columns that legitimately differ between two runs of the same points, and timings in extra_json.
 TIMING = re.compile(r'"(\w*(?:seconds|time_s|wall_s))":[-+0-9.eE]+')
-RUN_DEPENDENT = {"completed_unix", "run_index", "wall_s", "grad_time_s", "peak_rss_mb"}
+# text_crc32c: the checksum of the row's texts, whose timings differ between runs (the texts
+# themselves are compared below without them).
+RUN_DEPENDENT = {"completed_unix", "run_index", "wall_s", "grad_time_s", "peak_rss_mb", "text_crc32c"}
 
 
 def fail(message):
@@ -165,6 +178,14 @@ def digest(path):
         return None
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
+
+
+def remove_archive(path):
+    """Removes an archive's files: the .h5, its journal and anything written beside them."""
+    folder, name = os.path.split(path)
+    for entry in os.listdir(folder):
+        if entry.startswith(name):
+            os.remove(os.path.join(folder, entry))
 
 
 def rows_of(path):
@@ -480,12 +501,159 @@ def h5_alone(rng, work, count):
                 if got != ids:
                     fail(f"{label}: a flipped bit in the .h5 changed the set of points ({len(got)} vs {len(ids)})")
                 status_counts(flipped)
-            for name in os.listdir(d):
-                if name.startswith(f"raw{trial}.h5"):
-                    os.remove(os.path.join(d, name))
+            remove_archive(flipped)
         shutil.rmtree(d)
     print(f"h5-alone: every-method jobs (SLR and tied) resumed from the .h5 alone to equal archives; "
           f"outcomes {outcomes}; no invented point, no count above 100 %")
+
+
+_EVERY_METHOD_REFERENCE = {}
+
+
+def every_method_reference(work):
+    """The uninterrupted archive of EVERY_SLR_METHOD (run once, kept for the scenarios that use it)."""
+    if work not in _EVERY_METHOD_REFERENCE:
+        d = os.path.join(work, "every-method-reference")
+        os.makedirs(d)
+        _EVERY_METHOD_REFERENCE[work] = reference_run(d, "job.toml", EVERY_SLR_METHOD)[1]
+    return _EVERY_METHOD_REFERENCE[work]
+
+
+def h5_flips_beside_journal(rng, work, count):
+    """Random single-bit flips of a .h5 beside its intact journal, half of them anywhere and half in
+    the file's last 2 KiB (global heaps: texts and attributes). No command dies by a signal or
+    fails: `status` and `query` read the journal where the .h5 cannot be read safely; `recover` (on
+    every third trial) and `resume` rebuild it; the archive equals the uninterrupted run."""
+    d = os.path.join(work, "h5-flips")
+    os.makedirs(d)
+    reference = every_method_reference(work)
+    raw = open(reference, "rb").read()
+    clean = open(reference + ".journal", "rb").read()
+    outcomes = {}
+    for trial in range(count):
+        archive = os.path.join(d, f"f{trial}.h5")
+        damaged = bytearray(raw)
+        at = rng.randrange(max(0, len(raw) - 2048), len(raw)) if trial % 2 else rng.randrange(len(raw))
+        damaged[at] ^= 1 << rng.randrange(8)
+        with open(archive, "wb") as f:
+            f.write(damaged)
+        with open(archive + ".journal", "wb") as f:
+            f.write(clean)
+        label = f"flip of byte {at} (trial {trial})"
+        for command in (["status", archive], ["query", archive, "--columns", "point_id,status"]):
+            result = run(*command)
+            if result.returncode != 0:
+                how = f"signal {-result.returncode}" if result.returncode < 0 else f"exit {result.returncode}"
+                fail(f"{label}: `{command[0]}` beside an intact journal: {how}\n{result.stdout}{result.stderr}")
+        key = "unreadable .h5 (read from the journal)" if "from its journal instead" in result.stderr else "readable .h5"
+        outcomes[key] = outcomes.get(key, 0) + 1
+        if trial % 3 == 0:
+            run("recover", archive, expect=0)
+        run("resume", archive, expect=0)
+        if open(archive + ".journal", "rb").read()[:len(clean)] != clean:
+            fail(f"{label}: the journal's records changed")
+        assert_equal_archives(archive, reference, label)
+        remove_archive(archive)
+    shutil.rmtree(d)
+    print(f"h5-flips: {count} single-bit flips of a .h5 beside its intact journal ({(count + 1) // 2} in its last "
+          f"2 KiB): no command died or failed, every resumed archive equal to the uninterrupted run; {outcomes}")
+
+
+def h5_text_edits(rng, work, count):
+    """A text of one row (extra_json, message or a text parameter) or a text attribute edited in
+    a .h5 alone or beside a journal cut short: never accepted. An edited row is refused (named)
+    and recomputed; an edited attribute makes the .h5 damaged: alone it is refused with exit 2
+    and nothing changes, beside a cut journal the journal's points are kept and the rest
+    recomputed. Either way the archive then equals the uninterrupted run."""
+    d = os.path.join(work, "text-edits")
+    os.makedirs(d)
+    reference = every_method_reference(work)
+    clean = open(reference + ".journal", "rb").read()
+    outcomes = {}
+    for trial in range(count):
+        archive = os.path.join(d, f"e{trial}.h5")
+        shutil.copy(reference, archive)
+        beside_cut_journal = trial % 2 == 1
+        if beside_cut_journal:
+            with open(archive + ".journal", "wb") as f:
+                f.write(clean[:frames(clean)[3][1]])
+        what = ("extra_json", "message", "activation", "attribute")[trial // 2 % 4]
+        with h5py.File(archive, "r+") as f:
+            if what == "attribute":
+                name = rng.choice(["job_name", "tool_version", "job_text"])
+                text = f.attrs[name]
+                text = text.decode() if isinstance(text, bytes) else str(text)
+                f.attrs[name] = text + " "
+                victim = None
+            else:
+                rows = f["points"][:]
+                j = rng.randrange(len(rows))
+                victim = int(rows["point_id"][j])
+                old = rows[what][j]
+                old = old.decode() if isinstance(old, bytes) else str(old)
+                digits = [k for k, c in enumerate(old) if c.isdigit()]
+                if digits:  # one digit changed, as an edit or bit rot would
+                    k = rng.choice(digits)
+                    new = old[:k] + str((int(old[k]) + 1) % 10) + old[k + 1:]
+                else:
+                    new = old + "x"
+                rows[what][j] = new
+                f["points"][...] = rows
+        before = (digest(archive), digest(archive + ".journal"))
+        label = f"{what} edited, .h5 {'beside a cut journal' if beside_cut_journal else 'alone'} (trial {trial})"
+        result = run("resume", archive)
+        if what == "attribute" and not beside_cut_journal:
+            if result.returncode != 2 or "checksum" not in result.stderr:
+                fail(f"{label}: resume exit {result.returncode}, not a refusal naming the checksum\n{result.stderr}")
+            if (digest(archive), digest(archive + ".journal")) != before:
+                fail(f"{label}: a refused resume changed a file")
+            outcomes["refused (exit 2)"] = outcomes.get("refused (exit 2)", 0) + 1
+        else:
+            if result.returncode != 0:
+                fail(f"{label}: resume exit {result.returncode}\n{result.stderr}")
+            if victim is not None and point_text(victim) not in result.stderr:
+                fail(f"{label}: the edited row {point_text(victim)} was not named\n{result.stderr}")
+            assert_equal_archives(archive, reference, label)
+            outcomes["row refused and recomputed" if victim is not None else "journal kept, rest recomputed"] = \
+                outcomes.get("row refused and recomputed" if victim is not None else "journal kept, rest recomputed", 0) + 1
+        remove_archive(archive)
+    shutil.rmtree(d)
+    print(f"text-edits: {count} edited texts in a .h5 alone or beside a cut journal, none accepted: {outcomes}")
+
+
+def point_text(point_id):
+    return format(point_id, "016x")
+
+
+def early_signals(work, reference, job_path):
+    """SIGUSR1 to mpirun within the first 0.5 s of a 2-rank run (while the ranks start): the ranks
+    catch it and the sweep ends with exit 3 (or 0 if it finished first, 2 before anything was
+    created), never killed by the signal; `resume` then completes to the uninterrupted archive."""
+    launcher = os.environ.get("SLR_MPIEXEC")
+    if not launcher:
+        print("early-signals: SKIPPED (no SLR_MPIEXEC)")
+        return
+    codes = {}
+    for delay in (0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
+        d = os.path.join(work, f"usr1-{delay}")
+        os.makedirs(d)
+        archive = os.path.join(d, "a.h5")
+        command = [launcher, *shlex.split(os.environ.get("SLR_MPIEXEC_PREFLAGS", "")), "-n", "2", SLR, "run", job_path,
+                   "-o", archive]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(delay)
+        process.send_signal(signal.SIGUSR1)
+        output, _ = process.communicate(timeout=120)
+        codes[delay] = process.returncode
+        if process.returncode not in (0, 2, 3):
+            fail(f"SIGUSR1 to mpirun after {delay} s: exit {process.returncode}, not 3 (or 0/2)\n{output}")
+        if process.returncode == 2 and os.path.exists(archive):
+            fail(f"SIGUSR1 after {delay} s: exit 2 but an archive was created")
+        if os.path.exists(archive):
+            run("resume", archive, expect=0)
+            assert_equal_archives(archive, reference, f"SIGUSR1 after {delay} s, then resume")
+        shutil.rmtree(d)
+    print(f"early-signals: SIGUSR1 to mpirun at {sorted(codes)} s: exit codes {codes}; every archive resumed equal")
 
 
 def salvage_kill(rng, work, reference, count):
@@ -589,7 +757,24 @@ def full_disk(work, reference, job_path):
         os.remove(filler)
         run("resume", archive, expect=0)
         assert_equal_archives(archive, reference, "full disk then resume")
-        print("full-disk: exit 1 with one line, no crash, no temporary file; resumed to an equal archive")
+        launcher = os.environ.get("SLR_MPIEXEC")
+        if launcher:  # on 2 ranks: the workers are stopped, not aborted (no MPI_ABORT banner)
+            os.remove(archive)
+            os.remove(archive + ".journal")
+            subprocess.run(["fallocate", "-l", "2032k", filler], check=True)
+            ranks = subprocess.run([launcher, *shlex.split(os.environ.get("SLR_MPIEXEC_PREFLAGS", "")), "-n", "2", SLR,
+                                    "run", job_path, "-o", archive], capture_output=True, text=True, cwd=work)
+            ours = [line for line in ranks.stderr.splitlines() if line.startswith("slr-sweep:") and
+                    ("error" in line or "fatal" in line)]
+            if ranks.returncode != 1 or "MPI_ABORT" in ranks.stderr or len(ours) != 1 or \
+                    "No space left on device" not in ours[0]:
+                fail(f"full disk on 2 ranks: exit {ranks.returncode}, expected 1 with one line and no MPI_ABORT:\n"
+                     f"{ranks.stderr}")
+            os.remove(filler)
+            run("resume", archive, expect=0)
+            assert_equal_archives(archive, reference, "full disk on 2 ranks then resume")
+        print("full-disk: exit 1 with one line, no crash, no temporary file (and no MPI_ABORT on 2 ranks); "
+              "resumed to an equal archive")
     finally:
         subprocess.run(["umount", mount_point])
 
@@ -629,6 +814,8 @@ def main():
     parser.add_argument("--truncations", type=int, default=10)
     parser.add_argument("--h5-flips", type=int, default=4)
     parser.add_argument("--kills", type=int, default=6)
+    parser.add_argument("--h5-flips-journal", type=int, default=12)
+    parser.add_argument("--text-edits", type=int, default=8)
     parser.add_argument("--seed", type=int, default=20261124)
     args = parser.parse_args()
     global JOB_PATH
@@ -640,6 +827,9 @@ def main():
         truncations(args.truncations, rng, work, reference)
         zeroed_tail(rng, work, reference)
         h5_alone(rng, work, args.h5_flips)
+        h5_flips_beside_journal(rng, work, args.h5_flips_journal)
+        h5_text_edits(rng, work, args.text_edits)
+        early_signals(work, reference, job_path)
         salvage_kill(rng, work, reference, args.kills)
         refusals(work, reference)
         full_disk(work, reference, job_path)

@@ -25,6 +25,7 @@ import numpy as np
 REPO = os.path.abspath(sys.argv[1])
 sys.path.insert(0, os.path.join(REPO, "src", "python"))
 import slr_sweep  # noqa: E402
+from slr_sweep.archive import row_text_crc32c  # noqa: E402
 from slr_sweep import figures  # noqa: E402
 
 import matplotlib  # noqa: E402
@@ -287,6 +288,7 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
         j = int(np.flatnonzero(rows["point_id"] == cols["point_id"][i])[0])
         rows["extra_json"][j] = json.dumps({"eigenvalue_histogram": {"edges": edges.tolist(),
                                                                      "counts": counts.astype(float).tolist()}})
+        rows["text_crc32c"][j] = row_text_crc32c(rows[j])  # as the writer would checksum the row
         f["points"][...] = rows
     a = slr_sweep.arrays(histogram, int(cols["point_id"][i]))
     check(sorted(a) == ["eigenvalue_histogram.counts", "eigenvalue_histogram.edges"] and

@@ -88,7 +88,8 @@ struct journal_contents {
 
 /// Reads a whole journal (read-only, no lock; safe while a writer appends: a record being
 /// written counts as torn tail). Damage is reported in `damage`, never thrown. Throws
-/// journal_error if the file is missing, unreadable or holds no intact slr-sweep record.
+/// journal_error if the file is missing or unreadable, archive_not_found_error if it is empty or
+/// not an slr-sweep journal (no intact record, or a foreign header).
 [[nodiscard]] journal_contents read_journal(const std::filesystem::path& path);
 
 /// Append side. Owns the file descriptor and an exclusive open-file-description fcntl lock on it.

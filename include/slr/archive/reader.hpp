@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "slr/archive/archive_error.hpp"
+#include "slr/archive/journal.hpp"
 #include "slr/archive/rows.hpp"
 
 namespace slr::archive {
@@ -27,6 +28,9 @@ struct archive_attributes {
   /// JSON object {parameter: {"long_name": …, "units": …}} of the parameter columns (schema ≥ 2;
   /// "{}" or empty when the writing program declared none).
   std::string parameter_descriptions;
+  /// The snapshot carries checksums of its attributes and of each row's texts (verified on
+  /// reading); false for archives written before them, whose texts are read unverified.
+  bool checksummed = false;
 };
 
 /// How current the snapshot is relative to the journal (read-only inspection).
@@ -48,7 +52,11 @@ struct freshness {
 
 class reader {
 public:
-  /// Throws archive_not_found_error (no such file / not an slr-sweep archive) or hdf5_error.
+  /// Opens an archive's .h5 snapshot. The file is first read whole in a child process (its
+  /// memory and time capped): a file whose damage would crash HDF5 or exhaust memory is refused
+  /// with archive_not_found_error ("… is a damaged HDF5 file (reading it crashed HDF5 (SIGSEGV))"),
+  /// as is a missing, foreign or otherwise damaged file; a file checked once is not read again by
+  /// this process. Throws archive_error for an archive of a newer schema.
   explicit reader(const std::filesystem::path& path);
   reader(reader&&) noexcept;
   reader& operator=(reader&&) noexcept;
@@ -58,8 +66,21 @@ public:
   /// All rows of /points (value_names = the float64 result columns present in the file). Rows of
   /// a first-schema archive get typed parameters from its fixed columns and options text. Throws
   /// archive_not_found_error for a damaged table (a chunk failing its Fletcher-32 checksum, a
-  /// column layout outside the row).
-  [[nodiscard]] std::vector<point_row> points() const;
+  /// column layout outside the row). A row whose texts fail their checksum is left out and, when
+  /// `refused` is given, listed there with the reason.
+  [[nodiscard]] std::vector<point_row> points(std::vector<refused_row>* refused = nullptr) const;
+  /// The archive as the sweep knows it now: the journal's intact records replayed over the
+  /// snapshot — every point record (the last record of a point wins, as in `recover`) plus the
+  /// snapshot's rows of points the journal no longer holds, in snapshot order; and the runs of
+  /// the journal (the last one "running" while a writer holds the journal's lock). The snapshot
+  /// alone when there is no journal or it cannot be read. Reads the journal without a lock (safe
+  /// beside a running sweep: a record being written is a torn tail and left out). Throws like
+  /// points().
+  struct live_state {
+    std::vector<point_row> points;
+    std::vector<run_row> runs;
+  };
+  [[nodiscard]] live_state live() const;
   /// All rows of /runs; throws like points().
   [[nodiscard]] std::vector<run_row> runs() const;
   /// Number of rows of /points without reading them.
@@ -68,10 +89,28 @@ public:
   [[nodiscard]] freshness check_freshness() const;
 
 private:
-  [[nodiscard]] std::vector<point_row> read_points() const;
+  enum class open_mode { checked, trusted }; ///< trusted: inside the checking child
+  reader(const std::filesystem::path& path, open_mode mode);
+  void open_file();
+  void read_attributes();
+  [[nodiscard]] std::vector<point_row> read_points(std::vector<refused_row>* refused) const;
   [[nodiscard]] std::vector<run_row> read_runs() const;
   struct state;
   std::unique_ptr<state> state_;
 };
+
+/// The archive as its journal alone holds it, for when the .h5 is missing or cannot be read
+/// safely: the job, every point (the last record of a point wins, in table order), the runs (the
+/// last one "running" while a writer holds the journal's lock) and the journal's state in
+/// `fresh` (newer_points = every point record; no snapshot age). Reads without a lock, safe
+/// beside a running sweep. Throws archive_not_found_error when there is no journal,
+/// journal_error when it cannot be read or holds no intact job record.
+struct journal_view {
+  journal_job job;
+  std::vector<point_row> points;
+  std::vector<run_row> runs;
+  freshness fresh;
+};
+[[nodiscard]] journal_view read_journal_view(const std::filesystem::path& archive_path);
 
 } // namespace slr::archive

@@ -8,6 +8,10 @@
 
 namespace slr::cli {
 
+/// The names of the two sweep subcommands (main takes their stop signals over before anything).
+inline constexpr const char* run_command_name = "run";
+inline constexpr const char* resume_command_name = "resume";
+
 struct sweep_commands {
   std::function<bool()> selected; ///< after parsing: whether `run` or `resume` was chosen
   std::function<int()> run;       ///< runs the chosen one and returns the exit code

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 
 namespace slr::sched {
 
@@ -28,6 +29,15 @@ struct sweep_outcome {
   int exit_code = 0;                ///< 0 complete, 3 interrupted (resumable)
 };
 
+
+/// Thrown by run_world_sweep on rank 0 when an error there (the archive's disk full, a failed
+/// write) ended the sweep after every worker had been told to stop: the other ranks return from
+/// the sweep with exit code 1 and meet rank 0 at the collective calls that follow, so the caller
+/// reports the error and carries on collectively instead of aborting MPI.
+class stopped_by_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
 
 /// Exit code of a sweep that was interrupted but can be resumed.
 inline constexpr int exit_incomplete = 3;

@@ -23,6 +23,25 @@ def load(path, point_ids=None, as_dict=False):
     return _load(path, point_ids=point_ids, as_dict=as_dict)
 
 
+def __getattr__(name):
+    # The warning class is importable without importing numpy/h5py at package import time.
+    if name in ("SnapshotBehindWarning", "DamagedRowWarning"):
+        from . import archive
+
+        return getattr(archive, name)
+    raise AttributeError(name)
+
+
+def snapshot_lag(path):
+    """How far an archive's .h5 snapshot is behind its journal (a running or killed sweep):
+    {"snapshot_unix", "journal_bytes_in_snapshot", "journal_bytes", "bytes_behind"}. load and
+    load_columns warn (SnapshotBehindWarning) when bytes_behind > 0; `slr-sweep query` and `status`
+    read the journal's newer points."""
+    from .archive import snapshot_lag as _snapshot_lag
+
+    return _snapshot_lag(path)
+
+
 def load_columns(path, point_ids=None):
     """The /points table as a dict {column: numpy array}; path may be a list of archives
     (rows concatenated)."""
@@ -133,5 +152,5 @@ def plot_figure(path, figure, outdir, formats=("png", "svg"), point_ids=None, na
                         xscale=xscale, series=series)
 
 
-__all__ = ["load", "load_columns", "parameter_columns", "to_xarray", "parse_options", "runs", "attributes",
-           "provenance", "trajectory", "arrays", "spectrum", "figure_names", "figure", "plot_figure"]
+__all__ = ["load", "load_columns", "snapshot_lag", "SnapshotBehindWarning", "DamagedRowWarning", "parameter_columns", "to_xarray",
+           "parse_options", "runs", "attributes", "provenance", "trajectory", "arrays", "spectrum", "figure_names", "figure", "plot_figure"]

@@ -18,13 +18,184 @@ exist (root attribute ``schema_version``):
 NaN (numbers) or "" (text) means "not a parameter / not produced by this point's method".
 """
 import json
+import warnings
 
 import numpy as np
+
+from . import journal as _journal
 
 try:  # optional: a DataFrame when pandas is there, a dict of numpy columns otherwise
     import pandas as _pandas
 except ImportError:  # pragma: no cover - depends on the installation
     _pandas = None
+
+
+class SnapshotBehindWarning(UserWarning):
+    """The .h5 is a snapshot older than its journal (a sweep is running, or stopped before its
+    last snapshot) and the journal's newer records could not be read into the rows returned (a
+    schema-1 archive). ``slr-sweep query``/``status``/``export`` include them, and ``slr-sweep
+    recover ARCHIVE`` (once no sweep runs) writes them into the .h5."""
+
+
+def snapshot_lag(path):
+    """How far the .h5 snapshot is behind its journal: {"snapshot_unix", "journal_bytes_in_snapshot",
+    "journal_bytes", "bytes_behind", "newer_point_records"} (bytes_behind 0: up to date, or no
+    journal beside it; newer_point_records counts the journal's intact point records the snapshot
+    does not hold, a point computed twice counted twice). load, load_columns and runs read those
+    records."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        built_from = int(f.attrs.get("journal_bytes", 0))
+        when = float(f.attrs.get("snapshot_unix", float("nan")))
+    size = _journal.journal_size(path)
+    size = built_from if size is None else size
+    newer = _journal.newer_records(path, built_from)["points"] if size > built_from else []
+    return {"snapshot_unix": when, "journal_bytes_in_snapshot": built_from, "journal_bytes": size,
+            "bytes_behind": max(0, size - built_from), "newer_point_records": len(newer)}
+
+
+_FIXED_NUMBERS = {"point_id": np.uint64, "repeat": np.uint32, "seed": np.uint64, "run_index": np.uint32,
+                  "completed_unix": np.float64}
+_FIXED_TEXT = ("method", "status", "message", "extra_json")
+_RESULT_SUFFIX = "_result"
+
+
+def _without_result_suffixes(name):
+    while len(name) > len(_RESULT_SUFFIX) and name.endswith(_RESULT_SUFFIX):
+        name = name[:-len(_RESULT_SUFFIX)]
+    return name
+
+
+def _merge_newer(columns, layout, records):
+    """The snapshot's columns with the journal's newer point records: a point recorded again
+    replaces its row (the last record wins, as in ``slr-sweep recover``), a new point is appended
+    (in journal order). Parameters and results the snapshot has no column for get one (results as
+    the snapshot writer names them: a result named like a parameter gets the suffix _result)."""
+    latest = {}
+    for record in records:
+        latest.pop(record["point_id"], None)
+        latest[record["point_id"]] = record
+    if not latest:
+        return columns, layout
+    n_old = len(columns["point_id"])
+    row_of = {int(i): k for k, i in enumerate(columns["point_id"])}
+    placed, appended = [], []
+    for pid, record in latest.items():
+        if pid in row_of:
+            placed.append((row_of[pid], record))
+        else:
+            appended.append(record)
+    n = n_old + len(appended)
+    targets = [(k, r) for k, r in placed] + [(n_old + j, r) for j, r in enumerate(appended)]
+    parameters = list(layout["parameter_columns"])
+    for record in latest.values():
+        parameters += [name for name in record["parameters"] if name not in parameters]
+    is_parameter = set(parameters)
+
+    def result_name(name):
+        return name + _RESULT_SUFFIX if _without_result_suffixes(name) in is_parameter else name
+
+    cells = []  # (row, {column: value}) for every row written
+    results = list(layout["result_columns"])
+    for row, record in targets:
+        cell = {name: record[name] for name in list(_FIXED_NUMBERS) + list(_FIXED_TEXT)}
+        cell.update(record["parameters"])
+        for name, value in record["values"].items():
+            column = result_name(name)
+            cell[column] = value
+            if column not in results:
+                results.append(column)
+        cells.append((row, cell))
+    replaced = {row for row, _ in placed}
+    out = {}
+    for name in dict.fromkeys(list(columns) + parameters + results):
+        old = columns.get(name)
+        given = [(row, cell[name]) for row, cell in cells if name in cell]
+        is_text = (old is not None and old.dtype.kind == "O") or any(isinstance(v, str) for _, v in given)
+        if name in _FIXED_NUMBERS and not is_text:
+            dtype, missing = _FIXED_NUMBERS[name], 0
+        elif is_text:
+            dtype, missing = object, ""
+        else:
+            every_row = {row for row, _ in given} | (set(range(n_old)) - replaced if old is not None else set())
+            integers = (old is None or old.dtype.kind in "iu") and all(isinstance(v, int) for _, v in given)
+            dtype, missing = (np.int64, 0) if integers and len(every_row) == n else (np.float64, np.nan)
+        column = np.full(n, missing, dtype=dtype)
+        if old is not None:
+            column[:n_old] = old.astype(dtype) if dtype is not object else [str(v) for v in old]
+            for row in replaced:
+                column[row] = missing
+        for row, value in given:
+            column[row] = str(value) if dtype is object else value
+        out[name] = column
+    layout = dict(layout, parameter_columns=parameters, result_columns=results)
+    return out, layout
+
+
+def _with_journal(path, columns, layout, journal_bytes):
+    """The snapshot's rows brought up to the archive's journal (see slr_sweep/journal.py)."""
+    size = _journal.journal_size(path)
+    if size is None or size <= journal_bytes:
+        return columns, layout
+    if layout["schema_version"] < 2:
+        warnings.warn(f"{path}: the .h5 snapshot is behind its journal by {size - journal_bytes} bytes of records "
+                      "that this reader cannot merge into a schema-1 table: these rows miss the newer points; "
+                      f"`slr-sweep query`/`export` include them, `slr-sweep recover {path}` (with no sweep running) "
+                      "writes them into the .h5", SnapshotBehindWarning, stacklevel=5)
+        return columns, layout
+    return _merge_newer(columns, layout, _journal.newer_records(path, journal_bytes)["points"])
+
+
+class DamagedRowWarning(UserWarning):
+    """Rows of a .h5 whose texts (message, extra_json, text parameters) fail their CRC-32C
+    checksum (column ``text_crc32c``) were left out: bit rot or an edit in HDF5's global heap,
+    which no other checksum covers. ``slr-sweep recover`` takes those points from the journal
+    (``resume`` recomputes them when no journal holds them)."""
+
+
+TEXT_CRC_COLUMN = "text_crc32c"
+
+
+def row_text_crc32c(row):
+    """The checksum a row of /points or /runs (a numpy structured record) keeps in its column
+    ``text_crc32c``: CRC-32C of, for each text column in table order, its name, a NUL, its text
+    (UTF-8, as stored), a NUL. A program that edits a text of a row recomputes it with this."""
+    payload = bytearray()
+    for f in row.dtype.names:
+        kind = row.dtype[f].kind
+        if kind not in "SO":
+            continue
+        value = row[f]
+        if value is None:
+            value = b""
+        elif isinstance(value, str):
+            value = value.encode("utf-8")
+        else:
+            value = bytes(value).rstrip(b"\x00") if kind == "S" else bytes(value)
+        payload += f.encode("utf-8") + b"\x00" + value + b"\x00"
+    return _journal.crc32c(payload)
+
+
+def _checked_rows(path, data, table):
+    """The rows of a structured array whose texts match their ``text_crc32c`` (the CRC-32C of
+    column name, NUL, text, NUL over the text columns in table order), without that column; all
+    rows as they are for archives written before the column existed. ``table`` names the table
+    in messages; a /points row that fails is left out with a DamagedRowWarning, a /runs row makes
+    the table unreadable (ValueError), as in slr-sweep."""
+    fields = list(data.dtype.names)
+    if TEXT_CRC_COLUMN not in fields:
+        return data
+    good = np.array([row_text_crc32c(row) == int(row[TEXT_CRC_COLUMN]) for row in data], dtype=bool)
+    if not good.all():
+        bad = [int(data["point_id"][i]) if "point_id" in fields else i for i in np.flatnonzero(~good)]
+        if table != "points":
+            raise ValueError(f"{path}: /{table} is damaged: rows {bad} fail their text checksum")
+        warnings.warn(f"{path}: {len(bad)} row(s) of /points whose texts fail their CRC-32C checksum were left out "
+                      f"(point ids {', '.join(format(b, '016x') for b in bad)}); `slr-sweep recover {path}` takes "
+                      "them from the journal", DamagedRowWarning, stacklevel=4)
+    kept = [f for f in fields if f != TEXT_CRC_COLUMN]
+    return np.asarray(data[good][kept])
 
 
 def _decode(column):
@@ -41,7 +212,7 @@ def _read_table(path, name):
     with h5py.File(path, "r") as f:
         if name not in f:
             raise ValueError(f"{path}: no /{name} table (not an slr-sweep archive?)")
-        data = f[name][:]
+        data = _checked_rows(path, f[name][:], name)
     return {field: _decode(data[field]) for field in data.dtype.names}
 
 
@@ -81,8 +252,9 @@ def _read_points(path):
         if "points" not in f:
             raise ValueError(f"{path}: no /points table (not an slr-sweep archive?)")
         table = f["points"]
-        data = table[:]
+        data = _checked_rows(path, table[:], "points")
         version = f.attrs.get("schema_version", None)
+        journal_bytes = int(f.attrs.get("journal_bytes", 0))
         attrs = {k: _attribute_text(v) for k, v in table.attrs.items()}
     fields = list(data.dtype.names)
     columns = {field: _decode(data[field]) for field in fields}
@@ -112,7 +284,7 @@ def _read_points(path):
               "parameter_columns": [name for name in parameters if name in columns],
               "result_columns": [name for name in results if name in columns and name not in parameters],
               "parameter_descriptions": descriptions}
-    return columns, layout
+    return _with_journal(path, columns, layout, journal_bytes)
 
 
 def _merge_layouts(layouts):
@@ -246,8 +418,40 @@ def load(path, point_ids=None, as_dict=False):
 
 
 def runs(path):
-    """The /runs table (one row per run/resume) as a dict of numpy columns."""
-    return _read_table(path, "runs")
+    """The /runs table (one row per run/resume) as a dict of numpy columns: run_index, start_unix,
+    end_unix (NaN while running or after a crash), ranks, host, command, exit_reason ("running"
+    while a sweep holds the archive, "interrupted" for a run that ended without saying why),
+    points_done. Brought up to the journal like load: a run begun or ended since the snapshot
+    is there, and points_done counts the newer point records."""
+    import h5py
+
+    table = _read_table(path, "runs")
+    with h5py.File(path, "r") as f:
+        journal_bytes = int(f.attrs.get("journal_bytes", 0))
+    size = _journal.journal_size(path)
+    empty = {"points": [], "run_begins": [], "run_ends": [], "from": journal_bytes}
+    newer = _journal.newer_records(path, journal_bytes) if size is not None and size > journal_bytes else empty
+    rows = [{k: table[k][i] for k in table} for i in range(len(table["run_index"]))]
+    for begin in newer["run_begins"]:
+        if begin["run_index"] >= len(rows):  # a whole-journal read (see newer_records) sees old runs again
+            rows.append(dict(begin, run_index=len(rows), end_unix=np.nan, exit_reason="interrupted", points_done=0))
+    for end in newer["run_ends"]:
+        if end["run_index"] < len(rows):
+            rows[end["run_index"]].update(end_unix=end["end_unix"], exit_reason=end["exit_reason"])
+    if newer["from"] != journal_bytes:  # the whole journal was read: it counts every run's points
+        for row in rows:
+            row["points_done"] = 0
+    for point in newer["points"]:
+        if point["run_index"] < len(rows):
+            rows[point["run_index"]]["points_done"] += 1
+    if rows:
+        last = rows[-1]
+        if np.isnan(last["end_unix"]) and last["exit_reason"] in ("running", "interrupted"):
+            last["exit_reason"] = "running" if _journal.writer_pid(path) != 0 else "interrupted"
+    out = {}
+    for name, column in table.items():
+        out[name] = np.array([row[name] for row in rows], dtype=column.dtype)
+    return out
 
 
 def attributes(path):
