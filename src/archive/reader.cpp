@@ -336,6 +336,12 @@ void reader::read_attributes() {
   if (!h5::has_attribute(file, "format") || h5::read_text_attribute(file, "format") != archive_format_name)
     throw archive_not_found_error(path.string() + " is an HDF5 file but not an slr-sweep archive");
   auto& a = state_->attributes;
+  // Attributes (the job text and the schema version among them) have no checksum in the file
+  // format: the snapshot carries its own, checked before any attribute is believed.
+  a.checksummed = h5::has_attribute(file, attributes_crc_attribute);
+  if (a.checksummed &&
+      static_cast<std::uint32_t>(h5::read_int_attribute(file, attributes_crc_attribute)) != attributes_crc32c(file))
+    throw damaged_file(path, "its attributes fail their CRC-32C checksum");
   a.schema_version = h5::read_int_attribute(file, "schema_version");
   if (a.schema_version > archive_schema_version)
     throw archive_error(path.string() + " has archive schema version " + std::to_string(a.schema_version) +
@@ -356,12 +362,6 @@ void reader::read_attributes() {
     if (h5::has_attribute(points, "parameter_descriptions"))
       a.parameter_descriptions = h5::read_text_attribute(points, "parameter_descriptions");
   }
-  // Attributes (the job text among them) have no checksum in the file format: the snapshot
-  // carries its own, and rows carry one of their texts.
-  a.checksummed = h5::has_attribute(file, attributes_crc_attribute);
-  if (a.checksummed &&
-      static_cast<std::uint32_t>(h5::read_int_attribute(file, attributes_crc_attribute)) != attributes_crc32c(file))
-    throw damaged_file(path, "its attributes fail their CRC-32C checksum");
 }
 
 reader::reader(reader&&) noexcept = default;

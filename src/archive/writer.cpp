@@ -177,7 +177,8 @@ writer writer::open(const std::filesystem::path& path, writer_options options, c
   try {
     const reader snapshot(path);
     const auto& a = snapshot.attributes();
-    current = s->opened.refused.empty() && a.journal_bytes == s->journal.size_bytes() &&
+    // A snapshot written before checksums is rewritten with them (its texts were unverified).
+    current = a.checksummed && s->opened.refused.empty() && a.journal_bytes == s->journal.size_bytes() &&
               a.journal_points == s->model.point_records() && a.job_fingerprint == s->model.job().fingerprint;
     if (current) { // a row whose texts fail their checksum makes it stale too
       std::vector<refused_row> damaged;

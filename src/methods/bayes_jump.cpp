@@ -18,7 +18,9 @@ using json = nlohmann::ordered_json;
 double expected_evaluations(const grid::point& p) {
   const double scan = option_number(p, "scan");
   const double interval = std::log(option_number(p, "alpha-max") / option_number(p, "alpha-min")) / (scan - 1);
-  return scan + std::max(0.0, std::ceil(std::log2(interval / std::log1p(option_number(p, "jump-tol")))));
+  const double one = scan + std::max(0.0, std::ceil(std::log2(interval / std::log1p(option_number(p, "jump-tol")))));
+  // The batches of the uncertainty: as many solves on a 1/batches share of the samples each.
+  return option_number(p, "jump-batches") >= 2 ? 2 * one : one;
 }
 
 void set_side(grid::result_record& r, const char* suffix, const theory::bayes_jump_side& side) {
@@ -30,6 +32,7 @@ void set_side(grid::result_record& r, const char* suffix, const theory::bayes_ju
   r.set_method_value("q_kk_" + s, b.q(0, 0));
   r.set_method_value("q_vv_" + s, b.q(1, 1));
   r.set_method_value("free_entropy_gap_" + s, side.free_entropy_gap());
+  r.set_method_value("free_entropy_gap_stderr_" + s, side.free_entropy_gap_stderr());
 }
 
 json side_json(const theory::bayes_jump_side& side) {
@@ -41,7 +44,8 @@ json side_json(const theory::bayes_jump_side& side) {
           {"q_kk", finite_or_null(b.q(0, 0))},
           {"q_vv", finite_or_null(b.q(1, 1))},
           {"coexistence", side.result.coexistence},
-          {"free_entropy_gap", finite_or_null(side.free_entropy_gap())}};
+          {"free_entropy_gap", finite_or_null(side.free_entropy_gap())},
+          {"free_entropy_gap_stderr", finite_or_null(side.free_entropy_gap_stderr())}};
 }
 } // namespace
 
@@ -65,7 +69,11 @@ method_descriptor describe_bayes_jump() {
       {"inner-samples", vt::integer, "256", "Monte Carlo samples of the student fields (max-SLR, finite nu)", {},
        1, 1e6},
       {"quadrature-nodes", vt::integer, "32", "Gauss-Hermite nodes (max-SLR, nu = inf)", {}, 4, 200},
+      {"jump-batches", vt::integer, "4",
+       "independent searches on samples/jump-batches samples each for alpha_jump_stderr (batch means; doubles the "
+       "cost); 0 or 1: no uncertainty", {}, 0, 64},
   };
+  m.options.back().omitted_when_default = true; // points of existing archives keep their identities
   m.validate = [](const grid::point& p) {
     if (!(option_number(p, "alpha-min") < option_number(p, "alpha-max")))
       throw std::invalid_argument("option 'alpha-min' must be below 'alpha-max'");
@@ -83,6 +91,7 @@ method_descriptor describe_bayes_jump() {
     o.solver.diagonal = option_text(p, "projection") == "diagonal";
     o.solver.inner_samples = static_cast<std::size_t>(option_number(p, "inner-samples"));
     o.solver.quadrature_nodes = static_cast<std::size_t>(option_number(p, "quadrature-nodes"));
+    o.batches = static_cast<std::size_t>(option_number(p, "jump-batches"));
     o.solver.wall_time_limit_s = context.wall_time_limit_s;
     o.solver.threads = context.threads;
     const auto jump = theory::locate_bayes_jump(p.problem, o, p.seed);
@@ -92,6 +101,7 @@ method_descriptor describe_bayes_jump() {
     r.message = jump.message;
     r.set_method_value("jump_found", jump.found ? 1.0 : 0.0);
     r.set_method_value("alpha_jump", jump.alpha_jump);
+    r.set_method_value("alpha_jump_stderr", jump.alpha_jump_stderr);
     set_side(r, "below", jump.below);
     set_side(r, "above", jump.above);
     r.set_method_value("jump_gap_risk", jump.gap_risk);
@@ -99,6 +109,7 @@ method_descriptor describe_bayes_jump() {
     r.set_method_value("evaluations", static_cast<double>(jump.evaluations));
 
     json extra;
+    extra["batch_alpha_jumps"] = jump.batch_alpha_jumps;
     extra["below"] = side_json(jump.below);
     extra["above"] = side_json(jump.above);
     json scan = json::array();

@@ -248,7 +248,7 @@ query_result run_query(const table& points, const query_options& options) {
     }
     selected.emplace_back("status");
     static const std::vector<std::string> headline = {"risk", "risk_stderr", "test_risk", "test_risk_stderr",
-                                                      "train_loss", "bayes_risk", "alpha_jump"};
+                                                      "train_loss", "bayes_risk", "alpha_jump", "alpha_jump_stderr"};
     const bool every_result = options.wide || options.every_parameter;
     for (const auto& c : t.columns)
       if (c.is_result && any_value(c) && (every_result || contains(headline, c.name))) selected.push_back(c.name);

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "slr/model/random.hpp"
+
 namespace slr::theory {
 
 void bayes_jump_options::validate() const {
@@ -23,9 +25,14 @@ void bayes_jump_options::validate() const {
 
 double bayes_jump_side::free_entropy_gap() const {
   if (!result.coexistence) return std::numeric_limits<double>::quiet_NaN();
+  if (exact_recovery) return std::numeric_limits<double>::infinity();
   double informed = std::numeric_limits<double>::quiet_NaN(), uninformed = informed;
   for (const auto& b : result.branches) (b.start == "informed" ? informed : uninformed) = b.free_entropy.value;
   return informed - uninformed;
+}
+
+double bayes_jump_side::free_entropy_gap_stderr() const {
+  return result.coexistence ? result.free_entropy_gap.stderr : std::numeric_limits<double>::quiet_NaN();
 }
 
 namespace {
@@ -43,12 +50,10 @@ int side_of(const bayes_jump_side& s) {
 }
 } // namespace
 
-bayes_jump_result locate_bayes_jump(const model::problem& problem, const bayes_jump_options& options,
-                                    std::uint64_t seed) {
-  problem.validate();
-  options.validate();
-  const auto start = clock_type::now();
-  const double budget = options.solver.wall_time_limit_s;
+namespace {
+// One search on one sample (the whole of locate_bayes_jump but the batches).
+bayes_jump_result locate_once(const model::problem& problem, const bayes_jump_options& options, std::uint64_t seed,
+                              clock_type::time_point start, double budget) {
   bayes_jump_result out;
   bool out_of_time = false;
   const auto evaluate = [&](double alpha) {
@@ -59,6 +64,12 @@ bayes_jump_result locate_bayes_jump(const model::problem& problem, const bayes_j
     bayes_jump_side side;
     side.alpha = alpha;
     side.result = state_evolution(problem, alpha, o).solve(seed);
+    // Noiseless labels: an informed branch at q_vv = 1 recovers v exactly, and its free entropy
+    // diverges (−½ log V_vv, docs/theory.md §5): it wins wherever it exists.
+    if (problem.delta == 0 && side.result.coexistence)
+      for (const auto& b : side.result.branches)
+        if (b.start == "informed" && b.status == solve_status::ok && 1 - b.q(1, 1) < exact_recovery_gap)
+          side.exact_recovery = true;
     ++out.evaluations;
     return side;
   };
@@ -137,9 +148,60 @@ bayes_jump_result locate_bayes_jump(const model::problem& problem, const bayes_j
   if (std::isfinite(g_below) && std::isfinite(g_above) && g_below <= 0 && g_above >= 0 && g_above > g_below) {
     out.alpha_jump = std::exp(lb + (la - lb) * (-g_below) / (g_above - g_below));
     out.message = "free entropies of the two branches cross inside the bracket";
+  } else if (out.above.exact_recovery) {
+    out.alpha_jump = std::sqrt(out.below.alpha * out.above.alpha);
+    out.message = "noiseless labels: the informed branch recovers v exactly (q_vv = 1, divergent free entropy) and "
+                  "wins where it appears, inside the bracket";
   } else {
     out.alpha_jump = std::sqrt(out.below.alpha * out.above.alpha);
     out.message = "a branch ends inside the bracket (spinodal); no free-entropy crossing to interpolate";
+  }
+  return out;
+}
+} // namespace
+
+bayes_jump_result locate_bayes_jump(const model::problem& problem, const bayes_jump_options& options,
+                                    std::uint64_t seed) {
+  problem.validate();
+  options.validate();
+  const auto start = clock_type::now();
+  const double budget = options.solver.wall_time_limit_s;
+  auto out = locate_once(problem, options, seed, start, budget);
+  out.alpha_jump_stderr = std::numeric_limits<double>::quiet_NaN();
+  if (!out.found || options.batches < 2) return out;
+  // The uncertainty of α_jump from independent batches: the same search on `batches` samples of
+  // S/batches each (seeds derived from this point's). Their standard deviation is used as it is,
+  // not divided by √batches: at spiked ν = 1, L = 3, Δ = 0 the full-sample α_jump of three seeds
+  // (S = 4·10⁵) scatters by 0.005, as much as batches of 10⁵ do, so the location error does not
+  // shrink like 1/√S (docs/theory.md §5). The bracket's half-width is added in quadrature.
+  bayes_jump_options part = options;
+  part.batches = 0;
+  part.solver.samples = std::max<std::size_t>(1, options.solver.samples / options.batches);
+  double sum = 0, sum_sq = 0;
+  for (std::size_t k = 1; k <= options.batches; ++k) {
+    auto batch = locate_once(problem, part, model::derive_seed(seed, k), start, budget);
+    out.evaluations += batch.evaluations;
+    if (batch.status == solve_status::timeout) {
+      out.status = solve_status::timeout;
+      out.message += "; wall-time limit reached in batch " + std::to_string(k) + " of the uncertainty";
+      out.batch_alpha_jumps.clear();
+      return out;
+    }
+    if (!batch.found) continue;
+    out.batch_alpha_jumps.push_back(batch.alpha_jump);
+    sum += batch.alpha_jump;
+    sum_sq += batch.alpha_jump * batch.alpha_jump;
+  }
+  const auto n = static_cast<double>(out.batch_alpha_jumps.size());
+  if (n >= 2) {
+    const double variance = std::max(0.0, (sum_sq - sum * sum / n) / (n - 1));
+    const double half_width = 0.5 * (out.above.alpha - out.below.alpha);
+    out.alpha_jump_stderr = std::hypot(std::sqrt(variance), half_width);
+    out.message += "; alpha_jump = " + std::to_string(out.alpha_jump) + " +- " + std::to_string(out.alpha_jump_stderr) +
+                   " (spread of " + std::to_string(out.batch_alpha_jumps.size()) + " batches of " +
+                   std::to_string(part.solver.samples) + " samples)";
+  } else {
+    out.message += "; no uncertainty: fewer than two batches located the jump";
   }
   return out;
 }

@@ -39,7 +39,7 @@
   text-edits     texts of rows and text attributes edited in a .h5 alone or beside a cut journal:
                  never accepted (the row is refused, named and recomputed; a damaged attribute
                  refuses a .h5 alone with exit 2 and nothing changed).
-  early-signals  SIGUSR1 to mpirun 0.05-0.5 s after start: exit 3 (0 or 2 where the run finished
+  early-signals  SIGUSR1 to mpirun 0.1-0.5 s (--signal-delays) after start: exit 3 (0 or 2 where the run finished
                  or created nothing), never a death by the signal; resume completes.
 
 usage: fault_injection.py [--flips N] [--truncations M] [--h5-flips K] [--kills J]
@@ -611,7 +611,10 @@ def h5_text_edits(rng, work, count):
         else:
             if result.returncode != 0:
                 fail(f"{label}: resume exit {result.returncode}\n{result.stderr}")
-            if victim is not None and point_text(victim) not in result.stderr:
+            # Named where the .h5 was its only copy (beside a cut journal that still holds the
+            # point, the journal's record is used and the .h5's row is not needed); never accepted:
+            # the archive below must equal the uninterrupted run, edited text included.
+            if victim is not None and not beside_cut_journal and point_text(victim) not in result.stderr:
                 fail(f"{label}: the edited row {point_text(victim)} was not named\n{result.stderr}")
             assert_equal_archives(archive, reference, label)
             outcomes["row refused and recomputed" if victim is not None else "journal kept, rest recomputed"] = \
@@ -625,7 +628,7 @@ def point_text(point_id):
     return format(point_id, "016x")
 
 
-def early_signals(work, reference, job_path):
+def early_signals(work, reference, job_path, delays):
     """SIGUSR1 to mpirun within the first 0.5 s of a 2-rank run (while the ranks start): the ranks
     catch it and the sweep ends with exit 3 (or 0 if it finished first, 2 before anything was
     created), never killed by the signal; `resume` then completes to the uninterrupted archive."""
@@ -634,7 +637,7 @@ def early_signals(work, reference, job_path):
         print("early-signals: SKIPPED (no SLR_MPIEXEC)")
         return
     codes = {}
-    for delay in (0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
+    for delay in delays:
         d = os.path.join(work, f"usr1-{delay}")
         os.makedirs(d)
         archive = os.path.join(d, "a.h5")
@@ -816,6 +819,10 @@ def main():
     parser.add_argument("--kills", type=int, default=6)
     parser.add_argument("--h5-flips-journal", type=int, default=12)
     parser.add_argument("--text-edits", type=int, default=8)
+    # A signal that reaches a rank before its process has loaded its libraries and entered main
+    # still kills it (tens of ms after mpirun starts it, more on a loaded machine): the default
+    # delays start once the ranks run; the long run adds 0.05 s.
+    parser.add_argument("--signal-delays", default="0.1,0.2,0.3,0.4,0.5")
     parser.add_argument("--seed", type=int, default=20261124)
     args = parser.parse_args()
     global JOB_PATH
@@ -829,7 +836,7 @@ def main():
         h5_alone(rng, work, args.h5_flips)
         h5_flips_beside_journal(rng, work, args.h5_flips_journal)
         h5_text_edits(rng, work, args.text_edits)
-        early_signals(work, reference, job_path)
+        early_signals(work, reference, job_path, [float(d) for d in args.signal_delays.split(",")])
         salvage_kill(rng, work, reference, args.kills)
         refusals(work, reference)
         full_disk(work, reference, job_path)

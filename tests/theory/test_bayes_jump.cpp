@@ -1,7 +1,8 @@
 // The jump of the Bayes-optimal state evolution in α (include/slr/theory/bayes_jump.hpp):
 // bracketed to the tolerance, confirmed by independent solves just outside the bracket, the free
-// entropies exchanging the lead inside it where both branches exist, and no jump reported where
-// the curve is continuous (larger label noise).
+// entropies exchanging the lead inside it where both branches exist (at Δ = 0 the exact-recovery
+// branch winning where it appears), an uncertainty that covers two seeds, and no jump reported
+// where the curve is continuous (larger label noise).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,6 +28,7 @@ theory::bayes_jump_options options(double tolerance) {
   o.scan_points = 6;
   o.relative_tolerance = tolerance;
   o.solver.samples = 10000;
+  o.batches = 0; // the uncertainty is tested on its own below
   return o;
 }
 
@@ -72,6 +74,36 @@ TEST(BayesJump, NoiselessJumpMatchesTheCurveOnAGrid) {
   EXPECT_GT(jump.above.result.chosen.q(1, 1), 0.999);
   EXPECT_LT(jump.below.result.chosen.q(1, 1), 0.8);
   EXPECT_GT(jump.gap_risk, 0.15);
+  // The informed branch recovers v exactly (q_vv → 1) and its free entropy diverges, so the jump is
+  // where that branch appears, not where a finite free-entropy difference (an artefact of stopping
+  // the iteration) changes sign.
+  EXPECT_TRUE(jump.above.exact_recovery);
+  EXPECT_FALSE(jump.below.exact_recovery);
+  EXPECT_TRUE(std::isinf(jump.above.free_entropy_gap()));
+  EXPECT_NE(jump.message.find("recovers v exactly"), std::string::npos) << jump.message;
+  EXPECT_NEAR(jump.alpha_jump, std::sqrt(jump.below.alpha * jump.above.alpha), 1e-12);
+}
+
+TEST(BayesJump, TwoSeedsAgreeWithinTheUncertaintyTheyReport) {
+  // The seed moves α_jump by several bracket widths (the samples are common to a whole search):
+  // the reported uncertainty comes from independent batches, is far wider than the bracket, and
+  // covers the difference between two seeds.
+  auto o = options(1e-3);
+  o.solver.samples = 20000;
+  o.batches = 4;
+  const auto a = theory::locate_bayes_jump(spiked(0.0), o, 1);
+  const auto b = theory::locate_bayes_jump(spiked(0.0), o, 2);
+  ASSERT_TRUE(a.found && b.found) << a.message << " / " << b.message;
+  for (const auto* jump : {&a, &b}) {
+    ASSERT_TRUE(std::isfinite(jump->alpha_jump_stderr)) << jump->message;
+    EXPECT_EQ(jump->batch_alpha_jumps.size(), 4u) << jump->message;
+    EXPECT_GT(jump->alpha_jump_stderr, 2 * (jump->above.alpha - jump->below.alpha)) << jump->message;
+    EXPECT_LT(jump->alpha_jump_stderr, 0.05) << jump->message;
+  }
+  EXPECT_LT(std::abs(a.alpha_jump - b.alpha_jump), 3 * std::hypot(a.alpha_jump_stderr, b.alpha_jump_stderr));
+  std::cout << "alpha_jump: seed 1 " << a.alpha_jump << " +- " << a.alpha_jump_stderr << ", seed 2 " << b.alpha_jump
+            << " +- " << b.alpha_jump_stderr << " (brackets " << a.above.alpha - a.below.alpha << ", "
+            << b.above.alpha - b.below.alpha << ")\n";
 }
 
 TEST(BayesJump, ContinuousCurveHasNoJump) {

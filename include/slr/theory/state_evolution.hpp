@@ -58,6 +58,10 @@ struct state_evolution_result {
   std::vector<state_evolution_branch> branches; ///< every branch that ran (informed first)
   /// True if the branches ended at different q (max |Δq| > 100·tolerance): coexisting fixed points.
   bool coexistence = false;
+  /// Φ_informed − Φ_uninformed with its Monte Carlo standard error, estimated from the per-sample
+  /// difference on the samples both branches share (their errors are correlated); NaN unless both
+  /// branches ran and coexist.
+  mc_estimate free_entropy_gap{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
 };
 
 class state_evolution {
@@ -72,6 +76,10 @@ public:
                                                     double wall_time_limit_s = std::numeric_limits<double>::infinity()) const;
 
 private:
+  /// solve_branch on given samples; the per-sample log Z_out of the reported state into log_z_out.
+  [[nodiscard]] state_evolution_branch solve_branch(const model::teacher_fields& fields, std::uint64_t seed,
+                                                    const Eigen::Matrix2d& q_hat_start, std::string start_name,
+                                                    double wall_time_limit_s, std::vector<double>* log_z_out) const;
   model::problem problem_;
   double alpha_;
   state_evolution_options options_;

@@ -7,7 +7,7 @@ Method names and columns (grid::result_columns, dots -> underscores):
   bayes            risk (the Bayes risk)
   fixed-point      test_risk, order_parameters_*           (RS fixed point, docs/theory.md §4)
   state-evolution  test_risk                               (Bayes-optimal, docs/theory.md §5)
-  bayes-jump       alpha_jump, alpha_below/above, test_risk_below/above   (its jump in alpha)
+  bayes-jump       alpha_jump (± alpha_jump_stderr), alpha_below/above, test_risk_below/above
   erm              test_risk, test_risk_stderr, order_parameters_*   (simulations)
 Where a regularisation grid (r_k, r_v) is present, finite-alpha curves show, at each alpha, the r
 with the smallest mean test risk (the paper tunes r by grid search).
@@ -553,15 +553,18 @@ def population(cols):
 # ---------------------------------------------------------------- Fig 3: test risk vs alpha
 
 def _bayes_jump(cols, mask):
-    """(alpha_jump, alpha_below, risk_below, alpha_above, risk_above) of the first located jump
-    (method bayes-jump, jump_found = 1) among the rows of `mask`, or None."""
+    """(alpha_jump, alpha_below, risk_below, alpha_above, risk_above, alpha_jump_stderr) of the first
+    located jump (method bayes-jump, jump_found = 1) among the rows of `mask`, or None; the standard
+    error is NaN where the archive has none (searches without batches, older archives)."""
     rows = np.flatnonzero(mask & _mask_method(cols, "bayes-jump") & (_col(cols, "jump_found") == 1))
     if rows.size == 0:
         return None
     i = rows[0]
     values = tuple(float(_col(cols, name)[i]) for name in
                    ("alpha_jump", "alpha_below", "test_risk_below", "alpha_above", "test_risk_above"))
-    return values if all(np.isfinite(values)) else None
+    if not all(np.isfinite(values)):
+        return None
+    return values + (float(_col(cols, "alpha_jump_stderr")[i]),)
 
 
 def finite_alpha(cols):
@@ -645,16 +648,20 @@ def finite_alpha(cols):
             if jump is None:
                 ax.plot(x, y, "k-", lw=2, zorder=1, label="Bayes-optimal")
             else:  # the curve broken at the located jump, the bracket's ends joining its two pieces
-                a_jump, a_lo, r_lo, a_hi, r_hi = jump
+                a_jump, a_lo, r_lo, a_hi, r_hi, _ = jump
                 lo = [(a, r) for a, r in zip(x, y) if a < a_lo] + [(a_lo, r_lo)]
                 hi = [(a_hi, r_hi)] + [(a, r) for a, r in zip(x, y) if a > a_hi]
                 ax.plot(*zip(*lo), "k-", lw=2, zorder=1, label="Bayes-optimal")
                 ax.plot(*zip(*hi), "k-", lw=2, zorder=1)
             alphas.extend(x)
         if jump is not None:
-            a_jump, a_lo, r_lo, a_hi, r_hi = jump
+            a_jump, a_lo, r_lo, a_hi, r_hi, a_err = jump
             ax.plot([a_jump, a_jump], [r_hi, r_lo], "k:", lw=1.2, zorder=1, label="Bayes-optimal: jump")
-            ax.annotate(f"α = {a_jump:.4g}", (a_jump, 0.5 * (r_hi + r_lo)), xytext=(4, 0),
+            text = f"α = {a_jump:.4g}"
+            if np.isfinite(a_err):  # its Monte Carlo uncertainty (one standard error), not the bisection bracket
+                ax.axvspan(a_jump - a_err, a_jump + a_err, color="0.85", lw=0, zorder=0)  # named by the annotation
+                text = f"α = {a_jump:.3f} ± {a_err:.3f}"
+            ax.annotate(text, (a_jump, 0.5 * (r_hi + r_lo)), xytext=(4, 0),
                         textcoords="offset points", fontsize="small", va="center")
         limit_source = (bayes & here, risk) if (bayes & here).any() else (pop & here, _col(cols, "bayes_risk"))
         limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
