@@ -198,6 +198,25 @@ std::size_t row_count(const h5::handle& dataset) {
   return static_cast<std::size_t>(n);
 }
 
+// Every text column of a table, read once, by name.
+std::map<std::string, std::vector<std::string>> read_text_columns(const h5::handle& dataset, std::size_t rows,
+                                                                  const std::vector<member>& members) {
+  std::map<std::string, std::vector<std::string>> columns;
+  for (const auto& m : members)
+    if (m.type_class == H5T_STRING) columns[m.name] = read_text_column(dataset, rows, m.name, m.type.get());
+  return columns;
+}
+
+// The checksum of one row's texts as the writer computes it (snapshot.cpp, table_buffer::text_crc):
+// every text column in table order.
+std::uint32_t row_text_crc(const std::vector<member>& members,
+                           const std::map<std::string, std::vector<std::string>>& texts, std::size_t row) {
+  std::uint32_t crc = 0;
+  for (const auto& m : members)
+    if (m.type_class == H5T_STRING) crc = add_text_cell(crc, m.name, texts.at(m.name)[row]);
+  return crc;
+}
+
 const member* find_member(const std::vector<member>& members, const std::string& name) {
   for (const auto& m : members)
     if (m.name == name) return &m;
@@ -317,10 +336,7 @@ void reader::open_file() {
   try {
     state_->file = h5::file_open_read_only(path.string());
   } catch (const hdf5_error&) {
-    throw archive_not_found_error(path.string() + " is a damaged or truncated HDF5 file" +
-                                  (std::filesystem::exists(journal_path(path))
-                                       ? " (`slr-sweep recover " + path.string() + "` rebuilds it from its journal)"
-                                       : ""));
+    throw damaged_file(path, "HDF5 cannot open it: truncated, or its metadata damaged");
   }
   try {
     read_attributes();
@@ -397,9 +413,7 @@ std::vector<point_row> reader::read_points(std::vector<refused_row>* refused) co
   std::vector<point_row> rows(n);
   // Every text column is read once: the rows take their cells from here, and the checksum of
   // each row's texts is computed over all of them.
-  std::map<std::string, std::vector<std::string>> text_columns;
-  for (const auto& m : members)
-    if (m.type_class == H5T_STRING) text_columns[m.name] = read_text_column(dataset, n, m.name, m.type.get());
+  const auto text_columns = read_text_columns(dataset, n, members);
   const auto u64 = [&](const char* name, auto setter) {
     if (find_member(members, name) == nullptr) return;
     const auto v = read_number_column<std::uint64_t>(dataset, n, name, H5T_NATIVE_UINT64);
@@ -498,10 +512,7 @@ std::vector<point_row> reader::read_points(std::vector<refused_row>* refused) co
   std::vector<point_row> intact;
   intact.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t crc = 0;
-    for (const auto& m : members)
-      if (m.type_class == H5T_STRING) crc = add_text_cell(crc, m.name, text_columns.at(m.name)[i]);
-    if (crc == stored[i]) intact.push_back(std::move(rows[i]));
+    if (row_text_crc(members, text_columns, i) == stored[i]) intact.push_back(std::move(rows[i]));
     else if (refused != nullptr)
       refused->push_back({rows[i].point_id, "its texts (message, extra_json, text parameters) fail their CRC-32C "
                                             "checksum in the .h5"});
@@ -520,19 +531,22 @@ std::vector<run_row> reader::read_runs() const {
   const auto end = read_number_column<double>(dataset, n, "end_unix", H5T_NATIVE_DOUBLE);
   const auto ranks = read_number_column<std::int32_t>(dataset, n, "ranks", H5T_NATIVE_INT32);
   const auto done = read_number_column<std::uint64_t>(dataset, n, "points_done", H5T_NATIVE_UINT64);
-  auto host = read_text_column(dataset, n, "host", find_member(members, "host")->type.get());
-  auto command = read_text_column(dataset, n, "command", find_member(members, "command")->type.get());
-  auto reason = read_text_column(dataset, n, "exit_reason", find_member(members, "exit_reason")->type.get());
+  auto texts = read_text_columns(dataset, n, members);
   if (find_member(members, text_crc_column) != nullptr) {
     const auto stored = read_number_column<std::uint32_t>(dataset, n, text_crc_column, H5T_NATIVE_UINT32);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto crc = add_text_cell(add_text_cell(add_text_cell(0, "host", host[i]), "command", command[i]),
-                                     "exit_reason", reason[i]);
-      if (crc != stored[i])
+      if (row_text_crc(members, texts, i) != stored[i])
         throw archive_not_found_error(state_->path.string() + " is damaged: row " + std::to_string(i) +
                                       " of /runs fails its text checksum");
     }
   }
+  const auto text = [&](const char* name) {
+    const auto it = texts.find(name);
+    if (it == texts.end())
+      throw archive_not_found_error(state_->path.string() + " is damaged: /runs has no text column '" + name + "'");
+    return std::move(it->second);
+  };
+  auto host = text("host"), command = text("command"), reason = text("exit_reason");
   for (std::size_t i = 0; i < n; ++i)
     runs[i] = {index[i], start[i], end[i], ranks[i], std::move(host[i]), std::move(command[i]), std::move(reason[i]),
                done[i]};
