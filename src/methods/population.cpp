@@ -52,7 +52,7 @@ method_descriptor describe_population() {
   {
     option_spec start{"start", option_spec::value_type::choice, "matched",
                       "matched: the minimal risk E; swapped: the mismatched minimum reached by descending all 7 order "
-                      "parameters from k = v*, v = k* (Fig 5; extra keys outcome, matched_risk)",
+                      "parameters by their gradient flow from k = v*, v = k* (Fig 5; extra keys outcome, matched_risk)",
                       {"matched", "swapped"}};
     start.omitted_when_default = true; // points of existing archives keep their identities
     m.options.push_back(std::move(start));
@@ -82,22 +82,18 @@ method_descriptor describe_population() {
       r.set_order_parameters(beth.argmin);
       r.set("iterations", beth.evaluations);
       const auto outcome = theory::mismatched_outcome_name(beth.outcome);
-      if (beth.outcome == theory::mismatched_outcome::runaway) {
-        r.status = grid::status::unbounded;
-        r.message = p.problem.activation.kind == model::activation_kind::linear
-                        ? "the descent from the swapped start runs off to |k| -> infinity: the risk is its limit "
-                          "(the minimum of the bilinear risk)"
-                        : "the descent from the swapped start runs off to the box (|k| -> infinity): the risk is "
-                          "where it stopped, an upper bound of its limit";
-      } else if (beth.outcome == theory::mismatched_outcome::not_converged) {
-        r.status = grid::status::not_converged;
-        r.message = "the descent from the swapped start stopped at a point that is not stationary";
-      }
+      if (beth.outcome == theory::mismatched_outcome::runaway) r.status = grid::status::unbounded;
+      if (beth.outcome == theory::mismatched_outcome::not_converged) r.status = grid::status::not_converged;
+      r.message = "from the swapped start: " + beth.verdict;
       nlohmann::ordered_json extra;
       extra["outcome"] = std::string(outcome);
       extra["matched_risk"] = finite_or_null(beth.matched_risk_same_estimator);
       extra["descended_risk"] = finite_or_null(beth.descended_risk.value);
       extra["gradient_norm"] = finite_or_null(beth.gradient_norm);
+      extra["newton_step"] = finite_or_null(beth.newton_step);
+      extra["hessian_min_eigenvalue"] = finite_or_null(beth.hessian_eigenvalues[0]);
+      extra["flow_time"] = finite_or_null(beth.flow_time);
+      extra["flow_steps"] = beth.flow_steps;
       r.extra_json = extra.dump();
     } else {
       const auto minimum = theory::minimise_population_risk(p.problem, mc, {option_number(p, "cap")});

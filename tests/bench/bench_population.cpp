@@ -72,7 +72,7 @@ BENCHMARK(BM_MinimisePopulationRisk)
     ->Iterations(1);
 
 // The descent from the swapped start (Fig 5: L = 10, spiked ν = 1, S = 10⁵), with and without
-// the subsample screening of its two descents.
+// the subsample screening of its flow.
 void BM_MismatchedDescent(benchmark::State& state) {
   auto p = make_problem(static_cast<model::activation_kind>(state.range(0)));
   p.lengths = model::length_law::fixed(10);

@@ -110,7 +110,7 @@ for nu, outcome in zip(nus, outcomes):
                      extra_json=json.dumps({"outcome": "matched"})))
     b = e if outcome == "collapsed" else e + 0.2
     rows.append(dict(BASE, task="max", nu=nu, method="population", activation="linear", risk=b, start="swapped",
-                     status="ok", extra_json=json.dumps({"outcome": outcome})))
+                     risk_stderr=0.01, status="ok", extra_json=json.dumps({"outcome": outcome})))
     rows.append(dict(BASE, task="max", nu=nu, method="bayes", activation="softmax", risk=0.3 / (1 + nu)
                      if np.isfinite(nu) else 0.0, status="ok"))
 cols = table(rows)
@@ -119,12 +119,23 @@ ax = fig.axes[0]
 dashed = lines_labelled(ax, "linear: ℶ (swapped start)")
 check([list(l.get_xdata()) for l in dashed] == [[1.0, 3.0, 10.0], [100.0]],
       f"ℶ drawn over distinct/runaway stretches only: {[list(l.get_xdata()) for l in dashed]}")
+# The Monte Carlo error of ℶ: a ±1 standard error band over each stretch of more than one point,
+# an error bar on a lone point and on nu = infinity.
+from matplotlib.collections import LineCollection, PolyCollection  # noqa: E402
+
+bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+band_heights = sorted(round(float(np.ptp(p.vertices[:, 1])), 6) for c in bands for p in c.get_paths())
+check(any(abs(h - (0.5 / (1 + 1.0) - 0.5 / (1 + 10.0) + 0.02)) < 1e-6 for h in band_heights),
+      f"the stretch nu = 1..10 has a band of ±0.01 around ℶ: band heights {band_heights}")
+bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+bar_lengths = sorted(round(float(np.ptp(seg[:, 1])), 6) for c in bars for seg in c.get_segments())
+check(bar_lengths.count(0.02) >= 2, f"error bars of ±0.01 at nu = 100 and nu = infinity: {bar_lengths}")
 triangles = [l for l in ax.get_lines() if l.get_marker() == "v" and len(l.get_xdata())]
 check(len(triangles) == 1 and list(triangles[0].get_xdata()) == [0.3],
       f"the not-converged descent drawn as a triangle: {[list(l.get_xdata()) for l in triangles]}")
 labels = [t.get_text() for t in ax.get_xticklabels()]
 check(labels and labels[-1] == "∞", f"nu = infinity has its own labelled column: {labels}")
-check(all(np.isfinite(l.get_xdata()).all() for l in ax.get_lines() if len(l.get_xdata())),
+check(all(np.isfinite(np.asarray(l.get_xdata(), dtype=float)).all() for l in ax.get_lines() if len(l.get_xdata())),
       "every plotted x is finite (infinity drawn at its column)")
 
 # ---------------------------------------------------------------- order-parameters: off the ERM branch

@@ -943,17 +943,20 @@ def _outcome(cols):
 
 
 # How the swapped descent ended (extra_json "outcome", docs/theory.md §3b): marker, legend text.
-OUTCOMES = {"collapsed": ("o", "ℶ collapsed onto E (the descent reached the matched minimum)"),
+OUTCOMES = {"collapsed": ("o", "ℶ collapsed onto E (the flow reached the matched minimum)"),
             "runaway": ("x", "ℶ runaway (|k| → ∞; the limit's risk)"),
-            "not-converged": ("v", "ℶ not converged (gradient above tolerance)")}
+            "not-converged": ("v", "ℶ not converged (no minimum reached)")}
+# Shading of a ±1 Monte Carlo standard error band (risk_stderr) around a curve.
+BAND_ALPHA = 0.2
 
 
 def _mismatched_minimum(cols, swapped):
     """Fig 5 of the paper: per activation E, the minimal population risk (solid), and ℶ, the
-    minimum reached from the swapped start (dashed, drawn only over the nu where the descent found
-    a distinct minimum or ran away, never joined across a stretch where it collapsed onto E);
-    collapsed points hollow circles on E, runaway crosses; nu = infinity as a column of its own;
-    the Bayes risk dashed black; one panel per (task, L, Delta)."""
+    minimum reached by the gradient flow from the swapped start (dashed, drawn only over the nu
+    where the flow found a distinct minimum or ran away, never joined across a stretch where it
+    collapsed onto E); each with its ±1 Monte Carlo standard error (risk_stderr) as a band, error
+    bars on isolated points; collapsed points hollow circles on E, runaway crosses; nu = infinity
+    as a column of its own; the Bayes risk dashed black; one panel per (task, L, Delta)."""
     pop = _mask_method(cols, "population") & (_at_option(cols) == "")
     matched = pop & ~swapped
     bayes = _mask_method(cols, "bayes")
@@ -961,6 +964,7 @@ def _mismatched_minimum(cols, swapped):
     settings = _settings(cols, swapped, keys)
     fig, axes = _grid(len(settings), columns=2)
     nu, risk, outcome = _col(cols, "nu"), _col(cols, "risk"), _outcome(cols)
+    stderr = _col(cols, "risk_stderr")
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
         x_inf = _infinite_column(ax, nu[(pop | bayes) & here], bool((np.isinf(nu) & here & (pop | bayes)).any()))
@@ -971,6 +975,11 @@ def _mismatched_minimum(cols, swapped):
             zorder = 3 if act == "softmax" else 2
             colour = _line_and_infinity_tick(ax, _mean_by(nu[matched & this], risk[matched & this]), x_inf, zorder,
                                              ls="-", color=colour, label=f"{act}: E (minimum)", zorder=zorder)
+            e_rows = np.flatnonzero(matched & this & np.isfinite(nu))
+            e_rows = e_rows[np.argsort(nu[e_rows], kind="stable")]
+            if e_rows.size:
+                ax.fill_between(nu[e_rows], risk[e_rows] - stderr[e_rows], risk[e_rows] + stderr[e_rows],
+                                color=colour, alpha=BAND_ALPHA, lw=0, zorder=zorder - 0.5)
             # ℶ: the swapped points ordered by nu; dashed over runs of distinct/runaway points.
             rows = np.flatnonzero(swapped & this)
             rows = rows[np.argsort(nu[rows], kind="stable")]
@@ -983,11 +992,18 @@ def _mismatched_minimum(cols, swapped):
                 if run:
                     ax.plot(nu[run], risk[run], "--", color=colour, marker="." if len(run) == 1 else None,
                             label=label, zorder=zorder)
+                    if len(run) == 1:
+                        ax.errorbar(nu[run], risk[run], yerr=stderr[run], fmt="none", ecolor=colour, elinewidth=1,
+                                    capsize=2, zorder=zorder)
+                    else:
+                        ax.fill_between(nu[run], risk[run] - stderr[run], risk[run] + stderr[run], color=colour,
+                                        alpha=BAND_ALPHA, lw=0, zorder=zorder - 0.5)
                     label = "_" + label
                     run = []
             inf_rows = [r for r in rows if np.isinf(nu[r]) and outcome[r] in ("distinct", "runaway")]
             if inf_rows and x_inf is not None:
-                ax.plot([x_inf] * len(inf_rows), risk[inf_rows], "s", ms=4, mfc="none", color=colour, zorder=zorder)
+                ax.errorbar([x_inf] * len(inf_rows), risk[inf_rows], yerr=stderr[inf_rows], fmt="s", ms=4, mfc="none",
+                            color=colour, elinewidth=1, capsize=2, zorder=zorder)
             for kind, (marker, _) in OUTCOMES.items():
                 m = swapped & this & (outcome == kind)
                 if m.any():
