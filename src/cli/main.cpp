@@ -9,6 +9,7 @@
 
 #include "slr/archive/archive_error.hpp"
 #include "slr/cli/export_command.hpp"
+#include "slr/cli/merge_command.hpp"
 #include "slr/cli/plan_command.hpp"
 #include "slr/cli/plot_command.hpp"
 #include "slr/cli/point_command.hpp"
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   const auto run_query = slr::cli::add_query_command(app);
   const auto run_export = slr::cli::add_export_command(app);
   const auto run_plot = slr::cli::add_plot_command(app);
+  const auto run_merge = slr::cli::add_merge_command(app);
   if (argc > 1 && argv[1][0] != '-') {
     // CLI11 would only say "A subcommand is required" for a mistyped one.
     std::string known;
@@ -103,7 +105,7 @@ int main(int argc, char** argv) {
   if (sweep.selected()) return run_with_mpi(argc, argv, sweep);
   try {
     for (const auto* run : {&run_point, &run_plan, &run_status, &run_recover, &run_upgrade, &run_query, &run_export,
-                            &run_plot})
+                            &run_plot, &run_merge})
       if (const int code = (*run)(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
@@ -118,6 +120,9 @@ int main(int argc, char** argv) {
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
   } catch (const slr::archive::input_refused_error& e) {
+    std::cerr << "slr-sweep: error: " << e.what() << "\n";
+    return 2;
+  } catch (const slr::archive::archive_exists_error& e) { // an output that must not exist
     std::cerr << "slr-sweep: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

@@ -6,10 +6,12 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <unordered_map>
 
 #include "slr/job/expansion.hpp"
 #include "slr/job/job_file.hpp"
 #include "slr/methods/registry.hpp"
+#include "slr/sweep/run.hpp"
 
 namespace slr::cli {
 namespace {
@@ -36,6 +38,7 @@ std::string human_bytes(double b) {
 struct plan_arguments {
   std::string job_file;
   bool list = false;
+  std::string shard;
   std::uint64_t max_points = job::default_max_points;
 };
 
@@ -50,11 +53,36 @@ std::function<int()> add_plan_command(CLI::App& app) {
   cmd->add_option("--max-points", args->max_points,
                   "Refuse a job whose axes multiply to more points than this (checked before expanding)")
       ->capture_default_str();
+  cmd->add_option("--shard", args->shard,
+                  "i/n: the points and cost of shard i of n (as `run --shard i/n` sweeps it), and the balance of "
+                  "the n shards");
 
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
-    const auto job = job::load_job_file(args->job_file);
-    const auto units = job::expand(job, args->max_points);
+    auto job = job::load_job_file(args->job_file);
+    auto units = job::expand(job, args->max_points);
+    std::string shard_line;
+    if (!args->shard.empty()) {
+      const auto [index, count] = sweep::parse_shard_option(args->shard);
+      const auto shards = job::partition(units, count);
+      std::unordered_map<std::uint64_t, double> cost_of;
+      for (const auto& unit : units) cost_of[unit.points.front().id] = job::unit_cost_seconds(unit);
+      double largest = 0, sum = 0;
+      for (const auto& shard : shards) {
+        double cost = 0;
+        for (const auto id : shard.units) cost += cost_of.at(id);
+        largest = std::max(largest, cost);
+        sum += cost;
+      }
+      const double mean = sum / count;
+      std::ostringstream line;
+      line << std::setprecision(3) << "shard " << index << "/" << count << " of the job; the " << count
+           << " shards: largest " << human_seconds(largest) << ", mean " << human_seconds(mean) << " (largest/mean "
+           << (mean > 0 ? largest / mean : 1.0) << ")\n";
+      shard_line = line.str();
+      job.shard = shards[index];
+      units = job::expand(job, args->max_points);
+    }
 
     struct tally {
       std::size_t points = 0, units = 0;
@@ -65,11 +93,9 @@ std::function<int()> add_plan_command(CLI::App& app) {
       auto& t = per_entry[unit.method_entry];
       ++t.units;
       const auto& method = methods::find_method(unit.points.front().point);
-      double unit_cost = 0;
+      const double unit_cost = job::unit_cost_seconds(unit);
       for (const auto& p : unit.points) {
         ++t.points;
-        const double c = method.cost_seconds(p.point);
-        unit_cost += c;
         t.max_memory = std::max(t.max_memory, static_cast<double>(method.memory_bytes(p.point)));
       }
       t.cost += unit_cost;
@@ -77,8 +103,9 @@ std::function<int()> add_plan_command(CLI::App& app) {
     }
 
     std::cout << "job " << job.name << " (" << job.source_name << "), master seed " << job.master_seed
-              << ", fingerprint " << job::fingerprint(units) << "\n";
+              << ", fingerprint " << job::fingerprint(job) << "\n";
     if (!job.description.empty()) std::cout << job.description << "\n";
+    std::cout << shard_line;
     std::cout << std::left << std::setw(8) << "entry" << std::setw(18) << "method" << std::right << std::setw(9)
               << "points" << std::setw(9) << "units" << std::setw(14) << "cost" << std::setw(14) << "largest unit"
               << std::setw(14) << "max memory" << "  continuation\n";

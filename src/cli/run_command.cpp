@@ -30,6 +30,9 @@ sweep_commands add_sweep_commands(CLI::App& app) {
   auto* run = app.add_subcommand(run_command_name, "Run a sweep over MPI (mpirun -n N slr-sweep run job.toml -o results.h5)");
   run->add_option("job", args->job_path, "Job file (TOML, see jobs/README.md)")->required();
   run->add_option("-o,--output", args->archive_path, "Archive to create (HDF5; must not exist)")->required();
+  run->add_option("--shard", args->shard,
+                  "i/n: sweep only shard i (0 ... n-1) of n, whole units balanced by the cost model "
+                  "(`plan JOB --shard i/n` shows it); `slr-sweep merge` joins the shards' archives");
   add_run_options(run, *args);
   auto* resume = app.add_subcommand(resume_command_name, "Run the missing points of an interrupted sweep (job read from the archive)");
   resume->add_option("archive", args->archive_path, "Archive of the sweep")->required();

@@ -61,6 +61,7 @@ nlohmann::ordered_json number_or_null(double x) {
 // Everything `status` says, computed once and printed as text or JSON.
 struct status_report {
   std::string archive, job_name, fingerprint, tool_version, git_revision;
+  std::string shard; ///< "i/n" for the archive of one shard of its job (`run --shard`), else empty
   std::size_t snapshot_points = 0, newer_points = 0, total = 0;
   std::string total_note;
   std::map<std::string, std::size_t> by_status;
@@ -148,7 +149,9 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
   std::vector<job::sweep_unit> units;
   try {
     // The stored job passed its run's point limit.
-    units = job::expand(job::parse_job(job_text, path + ":job_text"), std::numeric_limits<std::uint64_t>::max());
+    const auto stored = job::parse_job(job_text, path + ":job_text");
+    if (stored.shard) r.shard = std::to_string(stored.shard->index) + "/" + std::to_string(stored.shard->count);
+    units = job::expand(stored, std::numeric_limits<std::uint64_t>::max());
     for (const auto& u : units)
       for (const auto& p : u.points) planned.emplace(p.id, &p);
     r.total = planned.size();
@@ -205,8 +208,9 @@ status_report build_report(const std::string& path, std::vector<archive::point_r
 }
 
 void print_text(const status_report& r) {
-  std::cout << "archive " << r.archive << ": job " << r.job_name << ", fingerprint " << r.fingerprint
-            << ", written by slr-sweep " << r.tool_version << " (" << r.git_revision << ")\n";
+  std::cout << "archive " << r.archive << ": job " << r.job_name
+            << (r.shard.empty() ? "" : " (shard " + r.shard + "; `slr-sweep merge` joins the shards)") << ", fingerprint "
+            << r.fingerprint << ", written by slr-sweep " << r.tool_version << " (" << r.git_revision << ")\n";
   std::cout << "points: " << r.snapshot_points << " in the snapshot";
   if (r.newer_points > 0) std::cout << " + " << r.newer_points << " newer in the journal";
   if (r.total > 0) {
@@ -294,6 +298,7 @@ void print_json(const status_report& r) {
   j["archive"] = r.archive;
   j["job"] = r.job_name;
   j["fingerprint"] = r.fingerprint;
+  j["shard"] = r.shard.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.shard);
   j["points_total"] = r.total > 0 ? nlohmann::ordered_json(r.total) : nlohmann::ordered_json(nullptr);
   j["points_done"] = r.done();
   j["points_in_snapshot"] = r.snapshot_points;

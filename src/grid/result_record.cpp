@@ -1,11 +1,19 @@
 #include "slr/grid/result_record.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <stdexcept>
 
 namespace slr::grid {
+
+bool is_measurement(std::string_view name) noexcept {
+  constexpr std::string_view seconds = "_seconds";
+  return std::find(measurement_columns.begin(), measurement_columns.end(), name) != measurement_columns.end() ||
+         (name.size() > seconds.size() && name.substr(name.size() - seconds.size()) == seconds);
+}
+
 
 std::size_t column_index(std::string_view name) {
   for (std::size_t i = 0; i < result_columns.size(); ++i)

@@ -131,6 +131,57 @@ std::uint64_t product_point_count(const job_spec& job) {
 }
 
 std::vector<sweep_unit> expand(const job_spec& job, std::uint64_t max_points) {
+  auto units = expand_whole_job(job, max_points);
+  if (!job.shard) return units;
+  std::unordered_map<std::uint64_t, std::size_t> first_ids;
+  for (std::size_t u = 0; u < units.size(); ++u) first_ids.emplace(units[u].points.front().id, u);
+  std::vector<bool> chosen(units.size(), false);
+  for (const auto id : job.shard->units) {
+    const auto it = first_ids.find(id);
+    if (it == first_ids.end())
+      throw job_error(job.source_name, "shard.units",
+                      "point " + hex16(id) + " does not begin a unit of the job (the shard belongs to another job)");
+    chosen[it->second] = true;
+  }
+  std::vector<sweep_unit> part;
+  part.reserve(job.shard->units.size());
+  for (std::size_t u = 0; u < units.size(); ++u)
+    if (chosen[u]) part.push_back(std::move(units[u]));
+  return part;
+}
+
+double unit_cost_seconds(const sweep_unit& unit) {
+  const auto& method = methods::find_method(unit.points.front().point);
+  double cost = 0;
+  for (const auto& p : unit.points) cost += method.cost_seconds(p.point);
+  return cost;
+}
+
+std::vector<shard_spec> partition(const std::vector<sweep_unit>& units, std::uint32_t count) {
+  if (count == 0) throw std::invalid_argument("a job is split into at least 1 shard");
+  // Longest processing time first: units by decreasing estimated cost (ties by first point id, so
+  // the order never depends on the job file's), each to the least loaded shard (ties: the lowest
+  // index). Its largest shard is at most 4/3 of the optimum, and within one unit of the mean when
+  // units are small against it.
+  std::vector<std::pair<double, std::uint64_t>> order;
+  order.reserve(units.size());
+  for (const auto& u : units) order.emplace_back(unit_cost_seconds(u), u.points.front().id);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<shard_spec> shards(count);
+  std::vector<double> load(count, 0.0);
+  for (std::uint32_t i = 0; i < count; ++i) shards[i].index = i, shards[i].count = count;
+  for (const auto& [cost, id] : order) {
+    const auto lightest = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[lightest] += cost;
+    shards[lightest].units.push_back(id);
+  }
+  for (auto& shard : shards) std::sort(shard.units.begin(), shard.units.end());
+  return shards;
+}
+
+std::vector<sweep_unit> expand_whole_job(const job_spec& job, std::uint64_t max_points) {
   const auto planned = product_point_count(job);
   if (planned > max_points)
     throw job_error(job.source_name, "grid",
@@ -216,7 +267,7 @@ std::string fingerprint(const std::vector<sweep_unit>& units) {
   return hex16(model::stable_hash(text));
 }
 
-std::string fingerprint(const job_spec& job) { return fingerprint(expand(job)); }
+std::string fingerprint(const job_spec& job) { return fingerprint(expand_whole_job(job)); }
 
 extension_check check_extension(const std::vector<sweep_unit>& original, const std::vector<sweep_unit>& extended) {
   extension_check check;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -18,6 +20,9 @@ namespace slr::job {
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
+
+// The line that opens the [shard] table shard_text() appends.
+constexpr std::string_view shard_marker = "# slr-sweep shard: this archive holds the part of the job above listed below";
 
 std::string type_name(const toml::node& node) {
   switch (node.type()) {
@@ -88,9 +93,11 @@ public:
 
     for (auto&& [key, node] : root) {
       const std::string k(key.str());
-      if (k != "name" && k != "seed" && k != "description" && k != "model" && k != "grid" && k != "method")
+      if (k != "name" && k != "seed" && k != "description" && k != "model" && k != "grid" && k != "method" &&
+          k != "shard")
         fail(k, "unknown key (expected name, seed, description, model, grid, [[method]])", &node);
     }
+    if (const auto* shard = root.get("shard")) job.shard = parse_shard(text, *shard);
 
     const auto* name = root.get("name");
     if (name == nullptr) fail("name", "missing (the sweep name is required)");
@@ -157,6 +164,48 @@ public:
   }
 
 private:
+  // The trailing [shard] table that `run --shard` writes (shard_text): index, count and the
+  // sorted, distinct first point ids of the shard's units; only after the marker line, so that
+  // whole_job_text() recovers the job without it.
+  shard_spec parse_shard(std::string_view text, const toml::node& node) const {
+    if (!node.is_table()) fail("shard", "expected a table, got " + type_name(node), &node);
+    const auto& table = *node.as_table();
+    if (whole_job_text(std::string(text)).size() == text.size())
+      fail("shard", "is written by `slr-sweep run --shard i/n` only (after the line '" + std::string(shard_marker) +
+                        "'); remove it from the job file", &node);
+    for (auto&& [key, value] : table) {
+      const std::string k(key.str());
+      if (k != "index" && k != "count" && k != "units") fail("shard." + k, "unknown key (expected index, count, units)", &value);
+    }
+    shard_spec shard;
+    const auto integer = [&](const char* key, std::int64_t low) {
+      const auto* v = table.get(key);
+      if (v == nullptr) fail(std::string("shard.") + key, "missing");
+      if (!v->is_integer() || v->as_integer()->get() < low)
+        fail(std::string("shard.") + key, "expected an integer >= " + std::to_string(low), v);
+      return v->as_integer()->get();
+    };
+    const auto count = integer("count", 1);
+    const auto index = integer("index", 0);
+    if (index >= count) fail("shard.index", "must be < shard.count (" + std::to_string(count) + ")", table.get("index"));
+    shard.index = static_cast<std::uint32_t>(index);
+    shard.count = static_cast<std::uint32_t>(count);
+    const auto* units = table.get("units");
+    if (units == nullptr || !units->is_array()) fail("shard.units", "expected an array of point ids", units);
+    for (const auto& id : *units->as_array()) {
+      const auto* t = id.as_string();
+      std::uint64_t value = 0;
+      if (t == nullptr || t->get().size() != 16 ||
+          std::sscanf(t->get().c_str(), "%16" SCNx64, &value) != 1 ||
+          !std::all_of(t->get().begin(), t->get().end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }))
+        fail("shard.units", "expected point ids of 16 hex digits", &id);
+      if (!shard.units.empty() && value <= shard.units.back())
+        fail("shard.units", "point ids must be sorted and distinct", &id);
+      shard.units.push_back(value);
+    }
+    return shard;
+  }
+
   std::string source_;
   std::string model_ = "slr"; // the job's default model (top-level `model`)
 
@@ -474,6 +523,28 @@ private:
 };
 
 } // namespace
+
+std::string shard_text(const std::string& text, const shard_spec& shard) {
+  std::string out = whole_job_text(text);
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  out += "\n";
+  out += shard_marker;
+  out += "\n[shard]\nindex = " + std::to_string(shard.index) + "\ncount = " + std::to_string(shard.count) + "\nunits = [\n";
+  for (const auto id : shard.units) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016" PRIx64, id);
+    out += "  \"" + std::string(hex) + "\",\n";
+  }
+  out += "]\n";
+  return out;
+}
+
+std::string whole_job_text(const std::string& text) {
+  const auto at = text.rfind("\n" + std::string(shard_marker) + "\n");
+  if (at == std::string::npos) return text;
+  // shard_text() separated the table from the job by one empty line.
+  return text.substr(0, at > 0 && text[at - 1] == '\n' ? at - 1 : at) + "\n";
+}
 
 job_spec parse_job(std::string_view text, std::string source_name) {
   return job_parser(std::move(source_name)).parse(text);

@@ -13,7 +13,8 @@
 namespace slr::sweep {
 
 archive::journal_job journal_job_of(const job::job_spec& job, const std::vector<job::sweep_unit>& units) {
-  return {job.text, job::fingerprint(units), job.source_name, job.name};
+  // A shard's archive carries the fingerprint of the whole job (`merge` joins archives by it).
+  return {job.text, job.shard ? job::fingerprint(job) : job::fingerprint(units), job.source_name, job.name};
 }
 
 archive::journal_job journal_job_of(const job::job_spec& job) { return journal_job_of(job, job::expand(job)); }
@@ -119,7 +120,12 @@ archive::row_check job_row_check() {
 job::extension_check extend_job(archive::writer& writer, const job::job_spec& extended) {
   // Both jobs passed the caller's point limit already.
   constexpr auto no_limit = std::numeric_limits<std::uint64_t>::max();
-  const auto original_units = job::expand(stored_job(writer), no_limit);
+  const auto stored = stored_job(writer);
+  if (stored.shard)
+    throw archive::archive_error("cannot extend " + writer.path().string() + ": it holds shard " +
+                                 std::to_string(stored.shard->index) + "/" + std::to_string(stored.shard->count) +
+                                 " of its job; merge the shards (slr-sweep merge), then extend the merged archive");
+  const auto original_units = job::expand(stored, no_limit);
   const auto extended_units = job::expand(extended, no_limit);
   const auto check = job::check_extension(original_units, extended_units);
   if (!check.accepted) throw archive::archive_error("cannot extend " + writer.path().string() + ": " + check.reason);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -139,8 +140,10 @@ int run_units(const std::string& job_text, const std::string& source, std::uniqu
     std::size_t done = 0;
     for (std::size_t u = 0; u < units.size(); ++u)
       for (std::size_t p = 0; p < units[u].points.size(); ++p) done += already_done(u, p) ? 1 : 0;
-    std::cerr << "slr-sweep: sweep '" << job.name << "': " << job::point_count(units) << " points in " << units.size()
-              << " units (" << done << " already done), " << sched::world_size() << " rank(s), " << workers
+    const std::string part =
+        job.shard ? " (shard " + std::to_string(job.shard->index) + "/" + std::to_string(job.shard->count) + ")" : "";
+    std::cerr << "slr-sweep: sweep '" << job.name << "'" << part << ": " << job::point_count(units) << " points in "
+              << units.size() << " units (" << done << " already done), " << sched::world_size() << " rank(s), " << workers
               << " worker(s); archive " << archive_path << std::endl;
   }
   // An archive error on rank 0 (a full disk) ends the sweep on every rank through the same
@@ -181,6 +184,16 @@ int run_units(const std::string& job_text, const std::string& source, std::uniqu
 
 } // namespace
 
+std::pair<std::uint32_t, std::uint32_t> parse_shard_option(const std::string& text) {
+  unsigned long long index = 0, count = 0;
+  char slash = 0, rest = 0;
+  if (std::sscanf(text.c_str(), "%llu%c%llu%c", &index, &slash, &count, &rest) != 3 || slash != '/' ||
+      text.find_first_not_of("0123456789/") != std::string::npos || count == 0 || index >= count ||
+      count > std::numeric_limits<std::uint32_t>::max())
+    throw std::invalid_argument("--shard '" + text + "': expected i/n with 0 <= i < n (e.g. 0/4 … 3/4)");
+  return {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(count)};
+}
+
 int run(const sweep_arguments& args) {
   sched::install_stop_handlers();
   sched::sweep_options options;
@@ -191,7 +204,11 @@ int run(const sweep_arguments& args) {
   std::string job_text, source;
   const int code = on_root([&] {
     auto job = job::load_job_file(args.job_path);
-    (void)job::expand(job, args.max_points); // every point valid before anything is created
+    const auto units = job::expand(job, args.max_points); // every point valid before anything is created
+    if (!args.shard.empty()) {
+      const auto [index, count] = parse_shard_option(args.shard);
+      job = job::parse_job(job::shard_text(job.text, job::partition(units, count)[index]), args.job_path);
+    }
     const auto parent = std::filesystem::path(args.archive_path).parent_path();
     if (!parent.empty() && !std::filesystem::is_directory(parent))
       throw std::invalid_argument("--output: directory " + parent.string() + " does not exist");

@@ -29,6 +29,13 @@ inline constexpr std::array<std::string_view, 40> result_columns = {
     "iterations", "residual", "free_entropy", "free_entropy_other", "nonpd_fraction",
     "D", "N", "grad_evals", "grad_time_s", "rel_grad", "peak_rss_mb", "wall_s"};
 
+/// The result columns that measure the run rather than the point (time, memory): two runs of the
+/// same point agree in every other column bit for bit (`merge` compares them so), not in these.
+inline constexpr std::array<std::string_view, 3> measurement_columns = {"grad_time_s", "peak_rss_mb", "wall_s"};
+/// Whether a result column or an extra_json key is such a measurement: measurement_columns, and
+/// every extra_json key ending in "_seconds" (the methods' wall-clock splits, e.g. channel_seconds).
+[[nodiscard]] bool is_measurement(std::string_view name) noexcept;
+
 /// Position of a column; throws std::out_of_range for an unknown name.
 [[nodiscard]] std::size_t column_index(std::string_view name);
 

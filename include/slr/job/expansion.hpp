@@ -49,11 +49,24 @@ inline constexpr std::uint64_t default_max_points = 10'000'000;
 [[nodiscard]] std::uint64_t product_point_count(const job_spec& job);
 
 /// Expands a parsed job into units, in a deterministic order (method entries in file order,
-/// then the product of the axes, outermost first; repeats innermost). Throws job_error naming
+/// then the product of the axes, outermost first; repeats innermost); with a [shard] table only
+/// the shard's units (job_error, field shard.units, if one is not a unit of the job). Throws job_error naming
 /// the method entry if the registry rejects a point, or if two entries produce overlapping
 /// continuation chains, and job_error (field "grid", before any work) if
 /// product_point_count(job) exceeds max_points.
 [[nodiscard]] std::vector<sweep_unit> expand(const job_spec& job, std::uint64_t max_points = default_max_points);
+
+/// expand() of the whole job, ignoring its [shard] table (the units of every shard).
+[[nodiscard]] std::vector<sweep_unit> expand_whole_job(const job_spec& job, std::uint64_t max_points = default_max_points);
+
+/// Estimated single-thread CPU seconds of a unit (the methods' cost models, summed over its points).
+[[nodiscard]] double unit_cost_seconds(const sweep_unit& unit);
+
+/// Splits units into `count` shards of similar estimated cost (unit_cost_seconds), whole units
+/// only (a continuation chain is never split); deterministic for a given job and build. Every
+/// unit is in exactly one shard; a shard may be empty when count exceeds the units. Throws
+/// std::invalid_argument for count 0.
+[[nodiscard]] std::vector<shard_spec> partition(const std::vector<sweep_unit>& units, std::uint32_t count);
 
 /// The bare grid::work_units of expand(job): what the scheduler hands out.
 [[nodiscard]] std::vector<grid::work_unit> work_units(const std::vector<sweep_unit>& units);
@@ -63,7 +76,8 @@ inline constexpr std::uint64_t default_max_points = 10'000'000;
 
 /// Fingerprint of the expanded job: 16 lowercase hex digits of a stable hash of the sorted
 /// (point_id, seed) pairs and of the chain structure. Independent of the order of axis values
-/// in the file, of comments and of the sweep name; changes with any point, seed or chain.
+/// in the file, of comments and of the sweep name; changes with any point, seed or chain. The
+/// job_spec overload fingerprints the whole job, so every shard of a job carries its fingerprint.
 [[nodiscard]] std::string fingerprint(const std::vector<sweep_unit>& units);
 [[nodiscard]] std::string fingerprint(const job_spec& job);
 

@@ -17,6 +17,10 @@
 //   samples = 20000                # any parameter of the method, replacing the [grid] one
 //   grid = { nu = [1, 2] }         # the same, as a table (may hold zip and repeats)
 //   continuation = "alpha"         # optional: chain finite-α points along increasing α (warm starts)
+//   [shard]                        # written by `run --shard i/n` only, after a marker line: the
+//   index = 0                      #   units of this part of the job (first point id of each unit)
+//   count = 3
+//   units = ["0123456789abcdef"]
 //
 // The parameters are those declared by the model and the methods (slr/methods/registry.hpp);
 // parsing checks everything that can be checked without expanding: syntax, unknown keys, types,
@@ -52,6 +56,16 @@ struct method_entry {
   continuation_kind continuation = continuation_kind::none;
 };
 
+/// One part of a job split over several archives (`slr-sweep run --shard i/n`): the units whose
+/// first point id is listed. Written into the archive's stored job as a trailing [shard] table
+/// (shard_text), so that resume, status and query of that archive see the shard's points only,
+/// whatever the cost model of a later build; `merge` joins the shards into the whole job.
+struct shard_spec {
+  std::uint32_t index = 0;           ///< 0 … count−1
+  std::uint32_t count = 1;           ///< ≥ 1
+  std::vector<std::uint64_t> units;  ///< first point id of each unit of this shard, sorted
+};
+
 struct job_spec {
   std::string source_name;     ///< file path or a label such as "results.h5:/job_text" (for messages)
   std::string text;            ///< the job text exactly as read (stored in archives)
@@ -59,7 +73,13 @@ struct job_spec {
   std::string description;     ///< optional free text
   std::uint64_t master_seed = 0;
   std::vector<method_entry> methods; ///< ≥ 1, in file order
+  std::optional<shard_spec> shard;   ///< set when the text ends with a [shard] table
 };
+
+/// `text` with `shard` appended as its trailing [shard] table (after a marker comment line).
+[[nodiscard]] std::string shard_text(const std::string& text, const shard_spec& shard);
+/// The job text without its trailing [shard] table: the whole job (`text` itself if it has none).
+[[nodiscard]] std::string whole_job_text(const std::string& text);
 
 /// Parses and validates a job from text; source_name is used in error messages.
 /// Throws job_error (TOML syntax errors carry line:column).

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "slr/job/expansion.hpp"
 
@@ -17,6 +18,7 @@ struct sweep_arguments {
   std::string job_path;     ///< run: the job file
   std::string archive_path; ///< run: the archive to create; resume: the archive to continue
   std::string extend_path;  ///< resume: replace the stored job by this extended job first (optional)
+  std::string shard;        ///< run: "i/n" to sweep shard i (0 … n−1) of n only (job::partition); empty: all
   bool retry_failed = false; ///< resume: also run points recorded failed or timeout again
   double grace_s = 20;       ///< seconds running points may finish after a stop signal
   std::string mem_per_node;  ///< memory for concurrently running points per node, e.g. "64G" (empty: MemAvailable)
@@ -26,7 +28,13 @@ struct sweep_arguments {
   std::uint64_t max_points = job::default_max_points; ///< refuse a job whose axes multiply to more points
 };
 
-/// `slr-sweep run JOB -o ARCHIVE`: creates the archive (refused if it exists) and sweeps every point.
+/// The shard "i/n" of `run --shard` and `plan --shard` as (i, n); throws std::invalid_argument
+/// naming the option unless 0 ≤ i < n.
+[[nodiscard]] std::pair<std::uint32_t, std::uint32_t> parse_shard_option(const std::string& text);
+
+/// `slr-sweep run JOB -o ARCHIVE`: creates the archive (refused if it exists) and sweeps every
+/// point, or with `shard` only that shard's units (the archive stores the job with its [shard]
+/// table and the whole job's fingerprint).
 [[nodiscard]] int run(const sweep_arguments& args);
 /// `slr-sweep resume ARCHIVE`: sweeps the points the archive lacks (job read from the archive).
 [[nodiscard]] int resume(const sweep_arguments& args);
