@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <unordered_map>
 
 namespace slr::archive {
 
@@ -105,6 +106,22 @@ point_row make_point_row(std::string method, std::vector<grid::parameter_value> 
     row.values.push_back(value);
   }
   return row;
+}
+
+grid::result_record record_of(const point_row& row) {
+  grid::result_record record;
+  record.status = grid::parse_status(row.status);
+  record.message = row.message;
+  record.extra_json = row.extra_json;
+  std::unordered_map<std::string, std::size_t> standard;
+  for (std::size_t i = 0; i < grid::result_columns.size(); ++i) standard.emplace(archive_column_name(grid::result_columns[i]), i);
+  for (std::size_t k = 0; k < row.value_names.size() && k < row.values.size(); ++k) {
+    if (const auto it = standard.find(row.value_names[k]); it != standard.end())
+      record.values[it->second] = row.values[k];
+    else
+      record.set_method_value(row.value_names[k], row.values[k]);
+  }
+  return record;
 }
 
 } // namespace slr::archive

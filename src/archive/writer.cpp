@@ -214,6 +214,15 @@ const std::string& writer::job_fingerprint() const noexcept { return state_->mod
 
 const std::unordered_map<std::uint64_t, grid::status>& writer::done() const noexcept { return state_->done; }
 
+std::optional<point_row> writer::find_row(std::uint64_t point_id) const {
+  const auto& rows_of = state_->model.row_of();
+  const auto it = rows_of.find(point_id);
+  if (it == rows_of.end()) return std::nullopt;
+  auto row = state_->model.rows()[it->second];
+  if (row.value_names.empty()) row.value_names = standard_value_names();
+  return row;
+}
+
 bool writer::needs_run(std::uint64_t point_id, bool retry_failed) const {
   const auto it = state_->done.find(point_id);
   if (it == state_->done.end()) return true;

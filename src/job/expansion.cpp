@@ -292,15 +292,18 @@ extension_check check_extension(const std::vector<sweep_unit>& original, const s
       }
       ++check.shared_points;
     }
-    if (unit.points.size() > 1 || extended[where.at(unit.points.front().id).unit].points.size() > 1) {
-      const auto& other = extended[where.at(unit.points.front().id).unit];
-      bool same = other.points.size() == unit.points.size();
-      for (std::size_t i = 0; same && i < unit.points.size(); ++i) same = other.points[i].id == unit.points[i].id;
-      if (!same) {
+    // A chain may gain α values (before, between or after its points: resume solves them from
+    // the stored record of their nearest neighbour) but must keep its points together, in order.
+    const auto home = where.at(unit.points.front().id).unit;
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < unit.points.size(); ++i) {
+      const auto at = where.at(unit.points[i].id);
+      if (at.unit != home || (i > 0 && at.position <= last)) {
         check.reason = "the continuation chain starting at " + unit.points.front().point.canonical() +
-                       " changed (warm-started chains cannot gain or lose alpha values; add a new entry instead)";
+                       " is split or reordered in the new job (a chain may only gain alpha values)";
         return check;
       }
+      last = at.position;
     }
   }
   check.added_points = point_count(extended) - check.shared_points;

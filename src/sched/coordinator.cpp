@@ -145,7 +145,8 @@ private:
         }
       }
       // A chain with some points done runs again from its start (the warm starts must be
-      // recomputed); only its missing points are recorded.
+      // recomputed); only its missing points are recorded. run_sweep splits such chains into
+      // units of missing points warm-started from stored records when it has them.
       state.unreported = points.size();
       if (wanted == 0) {
         state.phase = unit_phase::finished;

@@ -62,13 +62,18 @@ void solver_loop(std::shared_ptr<worker_shared> shared, unsigned generation, con
     shared->current_unit = unit;
     // A copy: an abandoned solver thread may outlive the caller's unit list.
     const auto points = (*units)[static_cast<std::size_t>(unit)].points;
+    // The first point starts from the unit's stored warm start (a resumed chain), if any.
+    const auto first_warm_start = (*units)[static_cast<std::size_t>(unit)].warm_start;
     grid::result_record previous;
     for (std::size_t position = 0; position < points.size(); ++position) {
       shared->current_position = position;
       shared->started = clock::now();
       lock.unlock();
       methods::run_context point_context = context;
-      point_context.warm_start = position > 0 && warm_start_usable(previous) ? &previous : nullptr;
+      if (position > 0)
+        point_context.warm_start = warm_start_usable(previous) ? &previous : nullptr;
+      else
+        point_context.warm_start = first_warm_start && warm_start_usable(*first_warm_start) ? &*first_warm_start : nullptr;
       auto record = methods::solve_point(points[position], point_context);
       lock.lock();
       if (shared->generation != generation) {

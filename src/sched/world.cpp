@@ -26,8 +26,8 @@ void broadcast_from_root(int& value) { boost::mpi::broadcast(boost::mpi::communi
 void barrier() { boost::mpi::communicator().barrier(); }
 
 sweep_outcome run_world_sweep(const std::vector<grid::work_unit>& units, const done_predicate& already_done,
-                              result_sink* sink, const sweep_options& options) {
-  return run_sweep(boost::mpi::communicator(), units, already_done, sink, options);
+                              result_sink* sink, const sweep_options& options, const stored_record& stored) {
+  return run_sweep(boost::mpi::communicator(), units, already_done, sink, options, stored);
 }
 
 void abort_world(int exit_code) {

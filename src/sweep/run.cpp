@@ -164,7 +164,16 @@ int run_units(const std::string& job_text, const std::string& source, std::uniqu
     sched::barrier();
     return 1;
   }
-  const auto outcome = sched::run_world_sweep(work, already_done, sink ? &*sink : nullptr, options);
+  // A resumed or extended continuation chain starts each missing point from the stored record of
+  // its nearest done neighbour in the chain.
+  sched::stored_record stored;
+  if (sched::world_rank() == 0)
+    stored = [&](std::size_t u, std::size_t p) -> std::optional<grid::result_record> {
+      const auto row = writer->find_row(units[u].points[p].id);
+      if (!row) return std::nullopt;
+      return archive::record_of(*row);
+    };
+  const auto outcome = sched::run_world_sweep(work, already_done, sink ? &*sink : nullptr, options, stored);
   if (sched::world_rank() == 0) {
     try {
       writer->end_run(outcome.exit_code == 0 ? "complete" : "signal " + signal_name(outcome.stop_signal));

@@ -296,6 +296,24 @@ TEST(JobExtension, SupersetAcceptedOtherwiseRefusedWithReason) {
   EXPECT_FALSE(refused.accepted);
 }
 
+TEST(JobExtension, ChainsMayGainAlphaValuesButNotLoseOrSplit) {
+  const auto chain = [](const std::string& alphas) {
+    return expand(parse_job("name = \"c\"\nseed = 3\n[grid]\nalpha = " + alphas +
+                                "\nr_k = 0.1\nr_v = 0.1\n[[method]]\nname = \"fixed-point\"\ncontinuation = \"alpha\"\n",
+                            "c"));
+  };
+  for (const auto& bigger : {"[1, 2, 4]", "[0.5, 1, 2]", "[1, 1.5, 2]", "[0.5, 1, 1.5, 2, 8]"}) {
+    const auto check = check_extension(chain("[1, 2]"), chain(bigger));
+    EXPECT_TRUE(check.accepted) << bigger << ": " << check.reason;
+    EXPECT_EQ(check.shared_points, 2u) << bigger;
+  }
+  const auto single = check_extension(chain("[2]"), chain("[1, 2]"));
+  EXPECT_TRUE(single.accepted) << single.reason; // a one-point chain grows into a chain
+  const auto lost = check_extension(chain("[1, 2, 4]"), chain("[1, 4]"));
+  EXPECT_FALSE(lost.accepted);
+  EXPECT_NE(lost.reason.find("not in the new job"), std::string::npos) << lost.reason;
+}
+
 TEST(JobContinuation, ChainsInIncreasingAlpha) {
   const methods::method_descriptor* finite = nullptr;
   for (const auto& m : methods::all_methods())

@@ -97,6 +97,10 @@ void set_parameter_descriptions(std::map<std::string, parameter_description> des
                                        std::uint32_t repeat, std::uint64_t point_id, std::uint64_t seed,
                                        const grid::result_record& record);
 
+/// The result record a row holds (the inverse of make_point_row): status, message, extra_json,
+/// every grid::result_columns value by its archive name, the other values as method values.
+/// Values the row lacks are NaN. Throws std::invalid_argument for an unknown status.
+[[nodiscard]] grid::result_record record_of(const point_row& row);
 /// The typed parameters of a row of the first archive schema, which stored the SLR parameters in
 /// fixed columns (L = −1 for a pmf; erf_offset, alpha, r_k, r_v NaN where a point has none) and
 /// the method options as "key=value;…" text (typed here by guess_typed_value).

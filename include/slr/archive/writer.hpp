@@ -90,6 +90,9 @@ public:
 
   /// Status of every point journaled so far (the last record wins for a point recorded twice).
   [[nodiscard]] const std::unordered_map<std::uint64_t, grid::status>& done() const noexcept;
+  /// The row last journaled for a point (value_names filled in), or nullopt: what a resumed
+  /// continuation chain warm-starts from.
+  [[nodiscard]] std::optional<point_row> find_row(std::uint64_t point_id) const;
   /// Whether a resume must (re)run this point: missing, or with retry_failed, failed/timeout.
   [[nodiscard]] bool needs_run(std::uint64_t point_id, bool retry_failed) const;
 

@@ -82,8 +82,10 @@ inline constexpr std::uint64_t default_max_points = 10'000'000;
 [[nodiscard]] std::string fingerprint(const job_spec& job);
 
 /// Whether `extended` may replace `original` in an archive (`resume --extend`): every point of
-/// the original must exist in the extended job with the same id and seed, and every
-/// continuation chain of the original must be a chain of the extended job unchanged.
+/// the original must exist in the extended job with the same id and seed, and the points of every
+/// continuation chain of the original must lie in one chain of the extended job, in the same
+/// order (a chain may gain α values anywhere; `resume` solves them from the stored record of the
+/// old point before them in the chain, cold before its start, and keeps the old points as they are).
 struct extension_check {
   bool accepted = false;
   std::string reason;            ///< why not (names the first offending point), empty if accepted

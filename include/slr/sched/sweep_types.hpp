@@ -4,7 +4,10 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+
+#include "slr/grid/result_record.hpp"
 
 namespace slr::sched {
 
@@ -44,6 +47,9 @@ inline constexpr int exit_incomplete = 3;
 
 /// Rank 0's answer to "was point `position` of unit `unit` done before this run?" (resume).
 using done_predicate = std::function<bool(std::size_t unit, std::size_t position)>;
+/// Rank 0's stored record of a point done before this run (resume): what a chain's next point
+/// is warm-started from. nullopt if it has none.
+using stored_record = std::function<std::optional<grid::result_record>(std::size_t unit, std::size_t position)>;
 
 /// True once a worker had to abandon a solver thread that ignored the wall-time cap or was
 /// still running at stop; such a process should leave with std::_Exit after MPI_Finalize.

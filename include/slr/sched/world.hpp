@@ -27,7 +27,7 @@ void barrier();
 
 /// run_sweep over MPI_COMM_WORLD.
 sweep_outcome run_world_sweep(const std::vector<grid::work_unit>& units, const done_predicate& already_done,
-                              result_sink* sink, const sweep_options& options);
+                              result_sink* sink, const sweep_options& options, const stored_record& stored = {});
 
 /// Ends every rank at once (MPI_Abort), e.g. after an error only some ranks saw. Not collective.
 [[noreturn]] void abort_world(int exit_code);
