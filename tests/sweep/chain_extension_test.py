@@ -12,10 +12,7 @@ from their stored points.
   * A chain may not lose points (--extend refused, exit 2, files unchanged).
   * `plan` of the extended job counts the added points; `status` shows them done afterwards.
 usage: chain_extension_test.py SOURCE_DIR   (env SLR_SWEEP; SLR_MPIEXEC, SLR_MPIEXEC_PREFLAGS)"""
-import hashlib
 import os
-import shlex
-import subprocess
 import sys
 import tempfile
 
@@ -25,8 +22,8 @@ source_dir = os.path.abspath(sys.argv[1])
 sys.path.insert(0, os.path.join(source_dir, "src", "python"))
 import slr_sweep  # noqa: E402
 
-SLR = os.environ["SLR_SWEEP"]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweep_cli import MEASUREMENTS, check, digest, run, without_measurements  # noqa: E402
 
 
 def job(alphas, chained=True):
@@ -50,52 +47,30 @@ tol = 1e-6
 """
 
 
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-    print("ok:", message)
-
-
-def run(*args, ranks=1, expect=0):
-    mpiexec = os.environ.get("SLR_MPIEXEC")
-    launcher = [mpiexec, *shlex.split(os.environ.get("SLR_MPIEXEC_PREFLAGS", "")), "-n", str(ranks)] \
-        if ranks > 1 and mpiexec else []
-    done = subprocess.run([*launcher, SLR, *args], capture_output=True, text=True, env=ENV)
-    if done.returncode != expect:
-        fail(f"slr-sweep {' '.join(args)}: exit {done.returncode}, expected {expect}\n{done.stderr}")
-    return done
-
-
 def rows(path):
     """Points by (alpha, r_k): the row as a dict."""
     table = slr_sweep.load(path)
     return {(float(r["alpha"]), float(r["r_k"])): r.to_dict() for _, r in table.iterrows()}
 
 
-MEASURED = {"wall_s", "grad_time_s", "peak_rss_mb", "run_index", "completed_unix", "text_crc32c", "extra_json"}
+
 RESULTS = ["test_risk", "train_loss", "order_parameters_m_kk", "order_parameters_m_vv", "order_parameters_q_kk",
            "order_parameters_q_vv", "V_kk", "V_vv", "iterations", "residual"]
 
 
 def same_row(a, b):
+    """The first column in which two rows differ (measurements aside), or None."""
     for key in set(a) | set(b):
-        if key in MEASURED:
+        if key in MEASUREMENTS:
             continue
         x, y = a.get(key), b.get(key)
+        if key == "extra_json":
+            x, y = without_measurements(x), without_measurements(y)
         if isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y):
             continue
         if x != y:
             return key
     return None
-
-
-def digest(path):
-    return [hashlib.sha256(open(p, "rb").read()).hexdigest() for p in (path, path + ".journal")]
 
 
 with tempfile.TemporaryDirectory() as tmp:

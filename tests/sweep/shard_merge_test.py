@@ -8,12 +8,10 @@ unchanged and the output absent or an archive that `resume` completes to the mer
 `plan --shard` prints the shard's points and the shards' balance.
 usage: shard_merge_test.py SOURCE_DIR   (env SLR_SWEEP: the binary; SLR_MPIEXEC and
 SLR_MPIEXEC_PREFLAGS for the 2-rank runs; needs numpy and h5py)"""
-import hashlib
 import json
 import os
 import random
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -26,8 +24,8 @@ source_dir = os.path.abspath(sys.argv[1])
 sys.path.insert(0, os.path.join(source_dir, "src", "python"))
 import slr_sweep  # noqa: E402
 
-SLR = os.environ["SLR_SWEEP"]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweep_cli import ENV, MEASUREMENTS, SLR, check, digest, run, without_measurements  # noqa: E402
 # Population minima, Bayes risks, a replica fixed point chained along alpha (two chains of three
 # points: a shard must take each whole) and synthetic points.
 JOB = """name = "shards"
@@ -67,49 +65,6 @@ name = "synthetic"
 """
 
 
-def fail(message):
-    print("FAIL:", message)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-    print("ok:", message)
-
-
-def launcher(ranks):
-    mpiexec = os.environ.get("SLR_MPIEXEC")
-    if ranks == 1 or not mpiexec:
-        return []
-    return [mpiexec, *shlex.split(os.environ.get("SLR_MPIEXEC_PREFLAGS", "")), "-n", str(ranks)]
-
-
-def run(*args, ranks=1, expect=0):
-    done = subprocess.run([*launcher(ranks), SLR, *args], capture_output=True, text=True, env=ENV)
-    if done.returncode != expect:
-        fail(f"slr-sweep {' '.join(args)}: exit {done.returncode}, expected {expect}\n{done.stdout}\n{done.stderr}")
-    return done
-
-
-def without_measurements(text):
-    """extra_json without the run's own measurements (keys ending in _seconds), as merge compares it."""
-    if not text:
-        return text
-
-    def strip(node):
-        if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if not k.endswith("_seconds")}
-        if isinstance(node, list):
-            return [strip(v) for v in node]
-        return node
-
-    return json.dumps(strip(json.loads(text)), sort_keys=True)
-
-
-MEASUREMENTS = {"wall_s", "grad_time_s", "peak_rss_mb", "run_index", "completed_unix", "text_crc32c"}
-
-
 def same_archive(a, b, what):
     """Every column of the two archives' points equal, row by row in point-id order (floats bit for bit)."""
     x = slr_sweep.load(a).sort_values("point_id").reset_index(drop=True)
@@ -130,15 +85,6 @@ def same_archive(a, b, what):
         if not same:
             differing.append(column)
     check(not differing, f"{what}: every result, seed, status and parameter identical (differing: {differing})")
-
-
-def digest(path):
-    out = {}
-    for p in (path, path + ".journal"):
-        if os.path.exists(p):
-            with open(p, "rb") as f:
-                out[p] = hashlib.sha256(f.read()).hexdigest()
-    return out
 
 
 def chains(job):
