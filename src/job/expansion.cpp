@@ -60,15 +60,23 @@ std::vector<dimension> dimensions(const method_entry& entry) {
   return dims;
 }
 
-// The identity a point's seed derives from: the point's own, or, for a point that asks for common
-// samples along α ("common-samples" = "alpha"), that of the same point without α, so that every α
-// of a curve (same repeat) draws the same Monte Carlo samples.
-std::uint64_t seed_identity(const grid::point& point, std::uint32_t repeat, std::uint64_t id) {
-  const auto it = point.options.find("common-samples");
-  if (it == point.options.end() || it->second != "alpha") return id;
-  grid::point without_alpha = point;
-  without_alpha.alpha = grid::not_set;
-  return point_id(without_alpha, repeat, false);
+// The identity a point's seed derives from: the point's own, or that of the same point without
+// the parameters that share seeds — α for a point that asks for common samples along α
+// ("common-samples" = "alpha": every α of a curve draws the same Monte Carlo samples), and every
+// declared parameter with paired_seed (the label form of tied attention: both forms train on the
+// same teacher and sequences).
+std::uint64_t seed_identity(const grid::point& point, std::uint32_t repeat, std::uint64_t id, bool chained) {
+  grid::point shared = point;
+  bool changed = false;
+  if (const auto it = point.options.find("common-samples"); it != point.options.end() && it->second == "alpha") {
+    shared.alpha = grid::not_set;
+    chained = false;
+    changed = true;
+  }
+  if (!point.model.empty())
+    for (const auto& spec : methods::find_model(point.model).parameters)
+      if (spec.paired_seed && shared.options.erase(spec.name) > 0) changed = true;
+  return changed ? point_id(shared, repeat, chained) : id;
 }
 
 std::string hex16(std::uint64_t value) {
@@ -202,7 +210,7 @@ std::vector<sweep_unit> expand_whole_job(const job_spec& job, std::uint64_t max_
         sweep_point sp{std::move(p), repeat, 0};
         sp.id = point_id(sp.point, repeat, false);
         if (!seen.insert(sp.id).second) continue; // collapsed axis or a repeated value
-        sp.point.seed = model::derive_seed(job.master_seed, seed_identity(sp.point, repeat, sp.id));
+        sp.point.seed = model::derive_seed(job.master_seed, seed_identity(sp.point, repeat, sp.id, false));
         units.push_back({{std::move(sp)}, e});
       }
       continue;
@@ -218,7 +226,7 @@ std::vector<sweep_unit> expand_whole_job(const job_spec& job, std::uint64_t max_
       if (inserted) chains.push_back({{}, e});
       sweep_point sp{std::move(p), repeat, 0};
       sp.id = point_id(sp.point, repeat, true);
-      sp.point.seed = model::derive_seed(job.master_seed, seed_identity(sp.point, repeat, sp.id));
+      sp.point.seed = model::derive_seed(job.master_seed, seed_identity(sp.point, repeat, sp.id, true));
       auto& chain = chains[it->second].points;
       if (std::none_of(chain.begin(), chain.end(), [&](const sweep_point& q) { return q.id == sp.id; }))
         chain.push_back(std::move(sp));

@@ -81,10 +81,24 @@ model_descriptor describe_tied_model() {
   beta.minimum_exclusive = true;
   grid::parameter_spec beta0{"beta0", vt::real, "1", "beta0: inverse temperature of the teacher softmax", {}, 0, inf};
   beta0.minimum_exclusive = true;
-  grid::parameter_spec parametrisation{"parametrisation", vt::choice, "factorised",
+  const auto names_of = [](const auto& all, auto name_of) {
+    std::vector<std::string> names;
+    for (auto value : all) names.emplace_back(name_of(value));
+    return names;
+  };
+  grid::parameter_spec parametrisation{"parametrisation", vt::choice,
+                                       std::string(tied::parametrisation_name(tied::parametrisation::factorised)),
                                        "factorised S = W W^T/sqrt(r d); direct symmetric S; psd-nuclear convex program",
-                                       {"factorised", "direct", "psd-nuclear"}};
-  m.parameters = {d, T, alpha, k0, k, lambda, delta, beta, beta0, parametrisation};
+                                       names_of(tied::all_parametrisations, tied::parametrisation_name)};
+  grid::parameter_spec labels{"labels", vt::choice, std::string(tied::label_form_name(tied::label_form::seq2label)),
+                              "what ERM fits: seq2label the TxT attention matrix Y; seq2seq the outputs Y X "
+                              "(loss (1/d)|(A - Y) X|_F^2); the replica-symmetric theory is the same for both",
+                              names_of(tied::all_label_forms, tied::label_form_name)};
+  // Added after archives of the model existed: at seq2label a point keeps its identity.
+  labels.omitted_when_default = true;
+  // Both forms of a repeat train on the same teacher and sequences: differences are paired.
+  labels.paired_seed = true;
+  m.parameters = {d, T, alpha, k0, k, lambda, delta, beta, beta0, parametrisation, labels};
   return m;
 }
 
@@ -322,12 +336,16 @@ void complete_point(grid::point& point) {
       const auto it = point.options.find(spec.name);
       if (it == point.options.end() && spec.default_value.empty())
         throw std::invalid_argument("parameter '" + spec.name + "' is required by method " + method.name);
+      std::string value;
       try {
-        point.options[spec.name] =
-            grid::canonical_value(spec, it == point.options.end() ? spec.default_value : it->second);
+        value = grid::canonical_value(spec, it == point.options.end() ? spec.default_value : it->second);
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument("parameter '" + spec.name + "': " + e.what());
       }
+      if (spec.omitted_when_default && value == spec.default_value)
+        point.options.erase(spec.name);
+      else
+        point.options[spec.name] = std::move(value);
     }
   } else {
     point.problem.validate();
@@ -372,6 +390,9 @@ const std::string& option_text(const grid::point& point, std::string_view name) 
   if (it != point.options.end()) return it->second;
   for (const auto& spec : find_method(point).options)
     if (spec.name == name && spec.omitted_when_default) return spec.default_value; // left out at its default
+  if (const auto& method = find_method(point); method.model != "slr")
+    if (const auto* spec = model_of(method).find(name); spec != nullptr && spec->omitted_when_default)
+      return spec->default_value;
   throw std::out_of_range("point has no option '" + std::string(name) + "'");
 }
 

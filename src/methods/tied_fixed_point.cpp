@@ -26,6 +26,7 @@ tied::problem problem_of(const grid::point& p, bool with_alpha) {
   problem.beta = number_or(p, "beta", problem.beta);
   problem.beta0 = number_or(p, "beta0", problem.beta0);
   problem.param = tied::parse_parametrisation(option_text(p, "parametrisation"));
+  problem.labels = tied::parse_label_form(option_text(p, "labels"));
   problem.validate();
   return problem;
 }

@@ -15,11 +15,28 @@ std::string_view parametrisation_name(parametrisation p) noexcept {
   return "factorised";
 }
 
+namespace {
+template <class Enum, std::size_t N, class Name>
+Enum parse_named(const char* what, const std::array<Enum, N>& all, Name name_of, std::string_view name) {
+  std::string known;
+  for (auto value : all) {
+    if (name_of(value) == name) return value;
+    known += (known.empty() ? "" : ", ") + std::string(name_of(value));
+  }
+  throw std::invalid_argument(std::string(what) + ": unknown value '" + std::string(name) + "' (" + known + ")");
+}
+} // namespace
+
 parametrisation parse_parametrisation(std::string_view name) {
-  for (auto p : {parametrisation::factorised, parametrisation::direct, parametrisation::psd_nuclear})
-    if (parametrisation_name(p) == name) return p;
-  throw std::invalid_argument("parametrisation: unknown value '" + std::string(name) +
-                              "' (factorised, direct, psd-nuclear)");
+  return parse_named("parametrisation", all_parametrisations, parametrisation_name, name);
+}
+
+std::string_view label_form_name(label_form form) noexcept {
+  return form == label_form::seq2seq ? "seq2seq" : "seq2label";
+}
+
+label_form parse_label_form(std::string_view name) {
+  return parse_named("labels", all_label_forms, label_form_name, name);
 }
 
 namespace {

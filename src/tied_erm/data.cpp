@@ -41,12 +41,13 @@ teacher teacher::draw(std::size_t d, double k0, std::uint64_t seed) {
 
 double teacher::second_moment() const noexcept { return S.squaredNorm() / static_cast<double>(S.rows()); }
 
-double dataset_bytes(std::size_t count, int T, std::size_t d) noexcept {
+double dataset_bytes(std::size_t count, int T, std::size_t d, tied::label_form form) noexcept {
   const double rows = static_cast<double>(count) * T;
-  return 8.0 * rows * (static_cast<double>(d) + 2.0 * T);
+  const double label_arrays = form == tied::label_form::seq2seq ? 3.0 : 2.0;
+  return 8.0 * rows * (static_cast<double>(d) + label_arrays * T);
 }
 
-double dataset::bytes() const noexcept { return dataset_bytes(count_, T_, dimension()); }
+double dataset::bytes() const noexcept { return dataset_bytes(count_, T_, dimension(), form_); }
 
 dataset dataset::generate(const tied::problem& problem, const teacher& teacher, std::size_t count,
                           std::uint64_t seed, model::stream_purpose purpose, std::uint64_t first_index) {
@@ -66,6 +67,8 @@ dataset dataset::generate(const tied::problem& problem, const teacher& teacher, 
   out.tokens_.resize(nT, static_cast<Eigen::Index>(d));
   out.labels_.resize(nT, T);
   out.clean_.resize(nT, T);
+  out.form_ = problem.labels;
+  if (problem.labels == tied::label_form::seq2seq) out.gram_.resize(nT, T);
   for (std::size_t mu = 0; mu < count; ++mu)
     for (int a = 0; a < T; ++a)
       erm::normal_stream(seed, purpose, first_index + mu, static_cast<std::uint32_t>(a))
@@ -100,6 +103,13 @@ dataset dataset::generate(const tied::problem& problem, const teacher& teacher, 
         detail::softmax_row(h.data() + a * T, T, problem.beta0, out.clean_.row(r).data());
         detail::softmax_row(noisy.data() + a * T, T, problem.beta0, out.labels_.row(r).data());
       }
+      if (out.gram_.rows() > 0)
+        for (int a = 0; a < T; ++a)
+          for (int b = a; b < T; ++b) {
+            const auto ra = static_cast<Eigen::Index>(row0 + static_cast<std::size_t>(a));
+            const auto rb = static_cast<Eigen::Index>(row0 + static_cast<std::size_t>(b));
+            out.gram_(ra, b) = out.gram_(rb, a) = out.tokens_.row(ra).dot(out.tokens_.row(rb)) / static_cast<double>(d);
+          }
     }
   }
   return out;

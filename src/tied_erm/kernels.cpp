@@ -78,21 +78,41 @@ SLR_TIED_ERM_VECTOR_CLONES void process_block(const block_input& in, block_outpu
         h[a * T + b] = h[b * T + a] = s * in.inv_sqrt_d;
       }
     double error = 0, error_clean = 0;
+    const double* K = in.gram != nullptr ? in.gram + j * Tz * Tz : nullptr;
     for (int a = 0; a < T; ++a) {
       double* pa = p + a * T;
       softmax_row(h + a * T, T, in.beta, pa);
       const double* y = in.labels + (j * Tz + static_cast<std::size_t>(a)) * Tz;
+      double r[16], u[16];
+      for (int b = 0; b < T; ++b) r[b] = pa[b] - y[b];
+      // u = ½ ∂ℓ/∂p_a: r_a for seq2label, K r_a for seq2seq (K symmetric).
+      if (K == nullptr) {
+        for (int b = 0; b < T; ++b) u[b] = r[b];
+      } else {
+        for (int b = 0; b < T; ++b) {
+          double kb = 0;
+          for (int c2 = 0; c2 < T; ++c2) kb += K[b * T + c2] * r[c2];
+          u[b] = kb;
+        }
+      }
       double s = 0;
       for (int b = 0; b < T; ++b) {
-        const double r = pa[b] - y[b];
-        error += r * r;
-        s += pa[b] * r;
+        error += r[b] * u[b];
+        s += pa[b] * u[b];
       }
-      // ∂‖p − y‖²/∂h_ab = 2β p_b (r_b − pᵀr) (softmax Jacobian diag p − p pᵀ).
-      for (int b = 0; b < T; ++b) G[a * T + b] = two_beta * pa[b] * (pa[b] - y[b] - s);
+      // ∂ℓ/∂h_ab = 2β p_b (u_b − pᵀu) (softmax Jacobian diag p − p pᵀ).
+      for (int b = 0; b < T; ++b) G[a * T + b] = two_beta * pa[b] * (u[b] - s);
       if (in.clean_out != nullptr) {
         const double* yc = in.clean + (j * Tz + static_cast<std::size_t>(a)) * Tz;
-        for (int b = 0; b < T; ++b) error_clean += (pa[b] - yc[b]) * (pa[b] - yc[b]);
+        for (int b = 0; b < T; ++b) r[b] = pa[b] - yc[b];
+        for (int b = 0; b < T; ++b) {
+          double kb = r[b];
+          if (K != nullptr) {
+            kb = 0;
+            for (int c2 = 0; c2 < T; ++c2) kb += K[b * T + c2] * r[c2];
+          }
+          error_clean += r[b] * kb;
+        }
       }
     }
     const double sum = out.loss + error; // Neumaier

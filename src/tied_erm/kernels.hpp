@@ -45,6 +45,7 @@ struct block_input {
   const double* P = nullptr;      ///< X·S, same shape
   const double* labels = nullptr; ///< noisy label rows, (sequences·T) × T
   const double* clean = nullptr;  ///< clean label rows; read only if clean_out is set
+  const double* gram = nullptr;   ///< seq2seq: rows of K_μ = X_μX_μᵀ/d, (sequences·T) × T; null: seq2label
   std::size_t sequences = 0, d = 0;
   int T = 2;
   double trace = 0, inv_sqrt_d = 0, beta = 1;
@@ -61,7 +62,8 @@ struct block_output {
   std::size_t positive = 0, negative = 0;
 };
 
-/// Per-sequence work of a block: fields h_ab = (P_a·x_b − δ_ab trace)/√d, softmax rows, errors,
+/// Per-sequence work of a block: fields h_ab = (P_a·x_b − δ_ab trace)/√d, softmax rows A, errors
+/// (seq2label ‖A − Y‖²_F; seq2seq ‖(A − Y)X‖²_F/d = Σ_a r_a K r_aᵀ with r = A − Y),
 /// and with Y the rank-one rows √|γ_j| X_μᵀv_j of sym(G_μ)/√d = Σ γ_j v_j v_jᵀ, G_μ = ∂ℓ_μ/∂h.
 /// Adds to `out` (loss, trace_G); resets and sets positive/negative for this block.
 void process_block(const block_input& in, block_output& out) noexcept;

@@ -39,6 +39,9 @@ empirical_risk::empirical_risk(const tied::problem& problem, const dataset& data
   openblas_set_num_threads(1); // thread-count-independent sums (see the class comment)
   problem.validate();
   require(problem.T == data.tokens_per_sequence(), "T", "the problem's T differs from the data's");
+  require(problem.labels == data.label_form(), "labels",
+          "the problem's label form (" + std::string(tied::label_form_name(problem.labels)) +
+              ") differs from the data's (" + std::string(tied::label_form_name(data.label_form())) + ")");
 }
 
 double empirical_risk::loss(const Eigen::MatrixXd& S, Eigen::MatrixXd* gradient) {
@@ -89,6 +92,7 @@ double empirical_risk::pass(const Eigen::MatrixXd& S, Eigen::MatrixXd* gradient,
     in.P = P_.data();
     in.labels = D.labels().data() + begin * Tz * Tz;
     in.clean = D.clean_labels().data() + begin * Tz * Tz;
+    if (D.label_form() == tied::label_form::seq2seq) in.gram = D.token_gram().data() + begin * Tz * Tz;
     in.sequences = block;
     in.d = d;
     in.T = T;

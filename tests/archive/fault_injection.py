@@ -827,20 +827,26 @@ def main():
     args = parser.parse_args()
     global JOB_PATH
     rng = random.Random(args.seed)
+    def timed(name, step, *step_args):
+        start = time.monotonic()
+        step(*step_args)
+        print(f"  [{name}: {time.monotonic() - start:.1f} s]", flush=True)
+
     with tempfile.TemporaryDirectory(prefix="slr-faults-") as work:
         job_path, reference = reference_run(work, "job.toml", JOB)
         JOB_PATH = job_path
-        flips(args.flips, rng, work, reference)
-        truncations(args.truncations, rng, work, reference)
-        zeroed_tail(rng, work, reference)
-        h5_alone(rng, work, args.h5_flips)
-        h5_flips_beside_journal(rng, work, args.h5_flips_journal)
-        h5_text_edits(rng, work, args.text_edits)
-        early_signals(work, reference, job_path, [float(d) for d in args.signal_delays.split(",")])
-        salvage_kill(rng, work, reference, args.kills)
-        refusals(work, reference)
-        full_disk(work, reference, job_path)
-        sigint(work)
+        timed("journal flips", flips, args.flips, rng, work, reference)
+        timed("journal truncations", truncations, args.truncations, rng, work, reference)
+        timed("zeroed tail", zeroed_tail, rng, work, reference)
+        timed("h5 alone", h5_alone, rng, work, args.h5_flips)
+        timed("h5 flips beside journal", h5_flips_beside_journal, rng, work, args.h5_flips_journal)
+        timed("h5 text edits", h5_text_edits, rng, work, args.text_edits)
+        timed("early signals", early_signals, work, reference, job_path,
+              [float(d) for d in args.signal_delays.split(",")])
+        timed("salvage kill", salvage_kill, rng, work, reference, args.kills)
+        timed("refusals", refusals, work, reference)
+        timed("full disk", full_disk, work, reference, job_path)
+        timed("sigint", sigint, work)
     print("PASS")
 
 

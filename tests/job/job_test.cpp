@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "slr/job/expansion.hpp"
@@ -153,6 +154,38 @@ TEST(CommonSamples, OneSeedPerCurveAndRepeatIdentitiesUnchanged) {
   EXPECT_EQ(ids.size(), 12u);
   EXPECT_EQ(common_seeds.size(), 2u);      // one per repeat, shared by the three α
   EXPECT_EQ(independent_seeds.size(), 6u); // one per point
+}
+
+TEST(PairedSeeds, BothLabelFormsOfARepeatShareTheSeedAndTheDefaultKeepsItsIdentity) {
+  const std::string text = "name = \"p\"\nseed = 9\nmodel = \"tied-attention\"\n[grid]\nalpha = [0.5, 2]\n"
+                           "repeats = 3\nlabels = [\"seq2label\", \"seq2seq\"]\n"
+                           "[[method]]\nname = \"erm\"\nd = 20\n";
+  const auto units = expand(parse_job(text, "p"));
+  ASSERT_EQ(point_count(units), 12u);
+  std::map<std::pair<double, std::uint32_t>, std::vector<std::uint64_t>> seeds;
+  std::set<std::uint64_t> ids;
+  for (const auto& u : units) {
+    const auto& p = u.points[0];
+    ids.insert(p.id);
+    const bool seq2seq = p.point.options.contains("labels");
+    // seq2label is the default: left out of the identity, so points of earlier archives keep theirs.
+    if (!seq2seq) {
+      EXPECT_EQ(p.point.canonical().find("labels"), std::string::npos);
+      EXPECT_EQ(p.point.seed, model::derive_seed(9, p.id));
+    } else {
+      EXPECT_EQ(p.point.options.at("labels"), "seq2seq");
+    }
+    seeds[{std::stod(p.point.options.at("alpha")), p.repeat}].push_back(p.point.seed);
+  }
+  EXPECT_EQ(ids.size(), 12u);
+  ASSERT_EQ(seeds.size(), 6u);
+  std::set<std::uint64_t> distinct;
+  for (const auto& [key, pair] : seeds) {
+    ASSERT_EQ(pair.size(), 2u);
+    EXPECT_EQ(pair[0], pair[1]); // the two label forms of one (alpha, repeat)
+    distinct.insert(pair[0]);
+  }
+  EXPECT_EQ(distinct.size(), 6u);
 }
 
 // A Bayes-optimal risk cannot increase with α. With common samples along α the state-evolution

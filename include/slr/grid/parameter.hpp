@@ -33,6 +33,9 @@ struct parameter_spec {
   /// For parameters added after archives exist: while at its default the parameter is left out of
   /// a point's canonical text, so points of existing archives keep their identities (and seeds).
   bool omitted_when_default = false;
+  /// Points that differ only in this parameter (same repeat) get the same seed, so they draw the
+  /// same random numbers: a paired comparison (the seed derives from the identity without it).
+  bool paired_seed = false;
   std::string unit{};            ///< physical unit or "" (dimensionless)
   bool allow_infinity = false;   ///< real: "inf" is a value (ν = ∞ of max-SLR)
   bool minimum_exclusive = false;///< real: value > minimum rather than ≥

@@ -7,7 +7,7 @@
 // solved globally over 2^T Levenberg–Marquardt starts; and its Gaussian average over scrambled
 // Sobol points of the gauge-reduced 2(L − 1)-dimensional space (the loss is invariant along the
 // softmax gauge vector n ∝ (1/√2 on diagonal fields, 1 off the diagonal)). Implemented for
-// 2 ≤ T ≤ 6 (2^T starts). Deterministic: results depend only on (problem, overlaps, sample seed).
+// 2 ≤ T ≤ max_channel_T (2^T starts). Deterministic: results depend only on (problem, overlaps, sample seed).
 #include <Eigen/Core>
 #include <cstddef>
 #include <cstdint>

@@ -5,9 +5,11 @@
 //
 // Teacher: S* = W* W*ᵀ/√(r* d), W* ∈ R^{d×r*} iid N(0,1), r* = round(k0 d) (Marchenko–Pastur target).
 // Field:   h_ab(S; X) = (x_aᵀ S x_b − δ_ab Tr S)/√d, a, b = 1..T.
-// Labels:  Y = σ_β0(h(S*; X) + √Δ Ξ) (row-wise softmax of the T×T matrix).
+// Labels:  Y = σ_β0(h(S*; X) + √Δ Ξ) (row-wise softmax of the T×T matrix); sequence-to-sequence
+//          targets are the outputs Y X ∈ R^{T×d} (docs/theory.md §T1, "Sequence-to-sequence labels").
 // Student: factorised S = W Wᵀ/√(r d), r = round(k d), penalty λ d Tr S;
 //          direct symmetric S, penalty λ d ‖S‖²_F; psd-nuclear S ⪰ 0, penalty λ d Tr S.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,11 +17,26 @@
 namespace slr::tied {
 
 enum class parametrisation { factorised, direct, psd_nuclear };
+/// Every parametrisation, in the order of the declared choices.
+inline constexpr std::array all_parametrisations{parametrisation::factorised, parametrisation::direct,
+                                                 parametrisation::psd_nuclear};
 
 /// "factorised", "direct", "psd-nuclear".
 [[nodiscard]] std::string_view parametrisation_name(parametrisation p) noexcept;
 /// Throws std::invalid_argument naming the accepted names.
 [[nodiscard]] parametrisation parse_parametrisation(std::string_view name);
+
+/// What the student is trained to reproduce. seq2label: the T×T attention matrix Y, loss
+/// Σ_μ ‖σ_β(h(S; X_μ)) − Y_μ‖²_F. seq2seq: the output sequence Y X (T×d), loss
+/// (1/d) Σ_μ ‖(σ_β(h(S; X_μ)) − Y_μ) X_μ‖²_F. The replica-symmetric theory is the same for both
+/// (X Xᵀ/d → I_T); at finite d they differ by O(d^{-1/2}) per sequence.
+enum class label_form { seq2label, seq2seq };
+inline constexpr std::array all_label_forms{label_form::seq2label, label_form::seq2seq};
+
+/// "seq2label", "seq2seq".
+[[nodiscard]] std::string_view label_form_name(label_form form) noexcept;
+/// Throws std::invalid_argument naming the accepted names.
+[[nodiscard]] label_form parse_label_form(std::string_view name);
 
 /// Tokens per sequence the model takes, T ∈ [2, max_tokens]: the ERM data and kernels hold the
 /// T×T fields of a sequence on the stack (T² ≤ 256). The replica-symmetric theory takes fewer
@@ -36,6 +53,7 @@ struct problem {
   double beta = 1.0;      ///< student inverse temperature β > 0
   double beta0 = 1.0;     ///< teacher inverse temperature β0 > 0
   tied::parametrisation param = tied::parametrisation::factorised;
+  tied::label_form labels = tied::label_form::seq2label;
 
   /// Throws std::invalid_argument "<name>: <reason>" for the first out-of-range value.
   void validate() const;

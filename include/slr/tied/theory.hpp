@@ -7,7 +7,7 @@
 // the fine one. Per-d / per-sequence units throughout (q = (1/d)‖Ŝ‖², errors per sequence).
 // Parametrisations: factorised ≡ psd_nuclear (penalty λ d Tr S on S ⪰ 0, soft-thresholded spectrum),
 // except that factorised with width k < 1 caps the rank at kd when the soft-threshold rank exceeds
-// it (top-kd conjecture); direct = ridge (closed-form prior). Implemented for 2 ≤ T ≤ 6.
+// it (top-kd conjecture); direct = ridge (closed-form prior). Implemented for 2 ≤ T ≤ max_channel_T (slr/tied/channel.hpp).
 // Deterministic: results depend only on (problem, options) — no threads, no global state.
 // Known limit: at Δ = 0 well above the recovery threshold (Q̃0 q − m² → 0) the iteration may stall
 // (not_converged) or leave the admissible region (diverged).

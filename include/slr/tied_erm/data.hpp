@@ -6,6 +6,8 @@
 //   teacher  S* = W* W*ᵀ/√(r* d), W* ∈ R^{d×r*} iid N(0, 1), r* = max(1, round(k0 d))
 //   field    h_ab(S; X) = (x_aᵀ S x_b − δ_ab Tr S)/√d
 //   labels   Y = σ_β0(h(S*; X) + √Δ Ξ), Ξ symmetric, Ξ_aa ~ N(0, 1), Ξ_ab = Ξ_ba ~ N(0, 1/2)
+//   seq2seq  the targets are Y X; the risk needs only the token Gram matrix K = X Xᵀ/d of each
+//            sequence besides Y (‖(A − Y) X‖²/d = Σ_a (A − Y)_a K (A − Y)_aᵀ), so that is stored
 //
 // Every number is addressed by (seed, purpose, index) through erm::normal_stream, so a sequence is
 // the same whatever range or thread generates it:
@@ -58,16 +60,23 @@ public:
   [[nodiscard]] const row_matrix& labels() const noexcept { return labels_; }
   /// (n·T) × T; row μT + a is row a of σ_β0(h(S*; X_μ)) (no label noise).
   [[nodiscard]] const row_matrix& clean_labels() const noexcept { return clean_; }
-  /// Bytes held by the three arrays.
+  /// Sequence-to-sequence data (the problem's labels were seq2seq): (n·T) × T, row μT + a is row a
+  /// of K_μ = X_μ X_μᵀ/d. Empty (0 rows) for sequence-to-label data.
+  [[nodiscard]] const row_matrix& token_gram() const noexcept { return gram_; }
+  [[nodiscard]] tied::label_form label_form() const noexcept { return form_; }
+  /// Bytes held by the arrays.
   [[nodiscard]] double bytes() const noexcept;
 
 private:
   std::size_t count_ = 0;
   int T_ = 2;
-  row_matrix tokens_, labels_, clean_;
+  tied::label_form form_ = tied::label_form::seq2label;
+  row_matrix tokens_, labels_, clean_, gram_;
 };
 
-/// Bytes a dataset of `count` sequences holds (tokens and both label arrays), without allocating.
-[[nodiscard]] double dataset_bytes(std::size_t count, int T, std::size_t d) noexcept;
+/// Bytes a dataset of `count` sequences holds (tokens, both label arrays and, for seq2seq, the token
+/// Gram matrices), without allocating.
+[[nodiscard]] double dataset_bytes(std::size_t count, int T, std::size_t d,
+                                   tied::label_form form = tied::label_form::seq2label) noexcept;
 
 } // namespace slr::tied_erm

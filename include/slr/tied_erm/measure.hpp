@@ -28,7 +28,8 @@ struct erm_settings {
 };
 
 /// All per sequence unless stated; test errors are means over the test set with their standard
-/// errors (sample s.d./√n_test).
+/// errors (sample s.d./√n_test). The test errors are those of the attention matrix for both label
+/// forms (what the theory predicts); the training loss and objective are those of the trained form.
 struct measurements {
   double test_clean = 0, test_clean_se = 0; ///< ‖σ_β(h(Ŝ)) − σ_β0(h(S*))‖²_F
   double test_noisy = 0, test_noisy_se = 0; ///< ‖σ_β(h(Ŝ)) − Y‖²_F against fresh noisy labels
@@ -63,6 +64,9 @@ struct measurements {
 /// If S_hat is non-null it receives Ŝ.
 [[nodiscard]] measurements run_erm(const tied::problem& problem, const erm_settings& settings,
                                    Eigen::MatrixXd* S_hat = nullptr);
+
+/// The same problem with sequence-to-label labels (the form of the test errors).
+[[nodiscard]] tied::problem attention_form(tied::problem problem);
 
 /// n = round(α d²), at least 1.
 [[nodiscard]] std::size_t training_size(double alpha, std::size_t d) noexcept;

@@ -2,7 +2,8 @@
 // Empirical risk of the tied attention student and the objectives of its parametrisations
 // (docs/theory.md §T1):
 //
-//   ℒ(S) = Σ_μ ‖σ_β(h(S; X_μ)) − Y_μ‖²_F                  (no ½, no 1/n)
+//   ℒ(S) = Σ_μ ‖σ_β(h(S; X_μ)) − Y_μ‖²_F                  (no ½, no 1/n; seq2label)
+//   ℒ(S) = (1/d) Σ_μ ‖(σ_β(h(S; X_μ)) − Y_μ) X_μ‖²_F      (seq2seq: the outputs A X against Y X)
 //   factorised   S = W Wᵀ/√(r d), W ∈ R^{d×r}, r = max(1, round(k d)), penalty λ d Tr S (= (λ/√k)‖W‖²)
 //   direct       S symmetric,                                   penalty λ d ‖S‖²_F
 //   psd-nuclear  S ⪰ 0,                                          penalty λ d Tr S
@@ -28,7 +29,8 @@ namespace slr::tied_erm {
 [[nodiscard]] std::size_t student_width(double k, std::size_t d);
 
 /// ℒ and its gradient on one dataset. Holds a reference to the data (which must outlive it) and
-/// block scratch; not thread-safe (one per thread). The problem gives β (and T, checked).
+/// block scratch; not thread-safe (one per thread). The problem gives β (and T and the label form,
+/// checked against the data's); the data's label form selects the seq2label or seq2seq ℒ.
 /// Constructing one sets OpenBLAS to one thread for the whole process: a threaded dgemm/dsyrk
 /// splits its sums by the thread count, and results must not depend on OPENBLAS_NUM_THREADS,
 /// OMP_NUM_THREADS or the CPUs a rank may use (a sweep runs one rank per core anyway).
@@ -43,7 +45,8 @@ public:
   double loss(const Eigen::MatrixXd& S, Eigen::MatrixXd* gradient = nullptr);
 
   /// Per-sequence errors e_μ = ‖σ_β(h(S; X_μ)) − Y_μ‖²_F against the noisy labels, and against the
-  /// clean teacher attention σ_β0(h(S*; X_μ)) (both length n). Throws like loss().
+  /// clean teacher attention σ_β0(h(S*; X_μ)) (both length n); for seq2seq data the output form
+  /// ‖(σ_β(h) − Y_μ) X_μ‖²_F/d. Throws like loss().
   void sequence_errors(const Eigen::MatrixXd& S, Eigen::VectorXd& noisy, Eigen::VectorXd& clean);
 
   [[nodiscard]] const dataset& data() const noexcept { return *data_; }

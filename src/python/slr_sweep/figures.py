@@ -16,6 +16,8 @@ Tied attention (model tied-attention; rows with a parametrisation, see _tied_row
   erm                 test_clean(_stderr), test_noisy(_stderr), rank_rel_1e3; extra_json eigenvalues
                       (or eigenvalue_histogram)
   recovery-threshold  alpha_rec (and alpha_interp)
+  tied-tokens-temperature: fixed-point/erm test_noisy, train_loss, mse_s per (T, beta, beta0);
+                      recovery-threshold alpha_rec per T
 """
 import math
 import os
@@ -24,17 +26,21 @@ import numpy as np
 
 from .archive import parse_options
 
-FIGURES = {
-    "population": "fig2_population",
-    "finite-alpha": "fig3_finite_alpha",
-    "order-parameters": "fig4_order_parameters",
-    "mismatched": "fig5_mismatched",
-    "trajectory": "fig4_trajectory",
-    "tied-learning-curve": "tied_learning_curve",
-    "tied-spectra": "tied_spectra",
-    "tied-rank": "tied_rank",
-    "tied-factorised-vs-direct": "tied_factorised_vs_direct",
-}
+# Figure name -> the stem of its files (e.g. fig3_finite_alpha); filled by @_figure below, in the
+# order the functions are defined.
+FIGURES = {}
+DRAW = {}
+
+
+def _figure(name, stem):
+    """Declares a figure function under its name (slr-sweep plot --figure NAME) and file stem."""
+    def register(function):
+        FIGURES[name] = stem
+        DRAW[name] = function
+        return function
+    return register
+
+
 ACTIVATION_ORDER = ["softmax", "linear", "erf", "softplus-kernel"]
 COLOURS = {"softmax": "tab:blue", "linear": "tab:orange", "erf": "tab:green", "softplus-kernel": "tab:purple"}
 ORDER_PARAMETERS = ["m_kk", "m_kv", "m_vk", "m_vv", "R_kk", "R_kv", "R_vv"]
@@ -490,6 +496,7 @@ def _activation_style(act, index=0):
     return ls, marker
 
 
+@_figure("population", "fig2_population")
 def population(cols):
     """Fig 2: the minimal population risk per activation against nu, the Bayes risk dashed black
     behind; nu = infinity as its own column at the right; one panel per (task, L, Delta)."""
@@ -567,6 +574,7 @@ def _bayes_jump(cols, mask):
     return values + (float(_col(cols, "alpha_jump_stderr")[i]),)
 
 
+@_figure("finite-alpha", "fig3_finite_alpha")
 def finite_alpha(cols):
     """Fig 3: test risk against alpha. Per activation the replica fixed point (lines) and ERM
     (markers, mean and standard deviation over seeds), each at the r with the smallest mean test
@@ -696,6 +704,7 @@ def order_parameter_values(cols):
     }
 
 
+@_figure("order-parameters", "fig4_order_parameters")
 def order_parameters(cols):
     erm, fp = _mask_method(cols, "erm"), _mask_method(cols, "fixed-point")
     values = order_parameter_values(cols)
@@ -850,6 +859,7 @@ def _trajectories(cols, mask):
     return out
 
 
+@_figure("trajectory", "fig4_trajectory")
 def trajectory(cols):
     """Gradient flow in time: m_kk*, m_vv*, R_kk, R_vv and the training loss (without and with the
     penalty) against the flow time t (log axis), median over the runs of a setting with the min-max
@@ -1025,6 +1035,7 @@ def _mismatched_minimum(cols, swapped):
 STUDENT_COLOURS = ["tab:red", "tab:green", "tab:brown", "tab:olive", "tab:cyan"]
 
 
+@_figure("mismatched", "fig5_mismatched")
 def mismatched(cols):
     swapped = _mask_method(cols, "population") & (_start_option(cols) == "swapped")
     if swapped.any():
@@ -1252,6 +1263,7 @@ def _tied_log_axes(ax, alphas, log_y=True):
     ax.grid(alpha=0.3, which="both" if log_y else "major")
 
 
+@_figure("tied-learning-curve", "tied_learning_curve")
 def tied_learning_curve(cols):
     """test_clean (left) and test_noisy (right) vs alpha: theory lines per (k, parametrisation), ERM
     markers (mean ± s.d./sqrt(seeds)), recovery thresholds dotted; one row of panels per setting."""
@@ -1321,6 +1333,7 @@ def _pick(values, count):
     return [values[int(round(i))] for i in np.linspace(0, len(values) - 1, count)]
 
 
+@_figure("tied-spectra", "tied_spectra")
 def tied_spectra(cols):
     """Spectra of Ŝ in singular-value units, one panel per alpha of the ERM rows with eigenvalues (up to
     four, of the largest d): the ERM histogram of the nonzero |λ| (normalised so that its area is the
@@ -1415,6 +1428,7 @@ def tied_spectra(cols):
     return fig
 
 
+@_figure("tied-rank", "tied_rank")
 def tied_rank(cols):
     """Rank fraction vs alpha: theory rank_fraction (fixed-point) lines, ERM rank_rel_1e3 markers (the
     fraction of eigenvalues with |λ| > 1e-3 max|λ|; mean ± s.d./sqrt(seeds))."""
@@ -1441,6 +1455,7 @@ def tied_rank(cols):
     return fig
 
 
+@_figure("tied-factorised-vs-direct", "tied_factorised_vs_direct")
 def tied_factorised_vs_direct(cols):
     """test_clean of the factorised (and PSD-nuclear) and the direct student vs alpha on the same axes,
     theory lines and ERM markers; one panel per setting with both."""
@@ -1469,9 +1484,6 @@ def tied_factorised_vs_direct(cols):
     return fig
 
 
-DRAW = {"population": population, "finite-alpha": finite_alpha, "order-parameters": order_parameters,
-        "mismatched": mismatched, "trajectory": trajectory, "tied-learning-curve": tied_learning_curve, "tied-spectra": tied_spectra,
-        "tied-rank": tied_rank, "tied-factorised-vs-direct": tied_factorised_vs_direct}
 
 
 def make(cols, figure, style="screen", xscale="auto", series=None):
@@ -1510,3 +1522,124 @@ def draw(cols, figure, outdir, formats=("png", "svg"), name=None, style="screen"
 
     with plt.rc_context(STYLES[style]["rc"]):
         return _save(fig, outdir, name or FIGURES[figure], tuple(formats))
+
+
+# Above this inverse temperature the replica-symmetric fixed point of tied attention is only
+# semi-quantitative: prox minima compete in the channel (docs/theory.md §T7; TIED_ATTENTION §7.7).
+RS_RELIABLE_BETA = 1.0
+TOKENS_QUANTITIES = (("test_noisy", "test error (noisy labels)"), ("train_loss", "training error ℒ(Ŝ)/n"),
+                     ("mse_s", "mse_S = ‖Ŝ − S*‖²/d"))
+
+
+def _temperature_label(T, beta, beta0):
+    text = f"T={T:g}, β={beta:g}" + (f", β₀={beta0:g}" if beta0 != beta else "")
+    if beta > RS_RELIABLE_BETA or beta0 > RS_RELIABLE_BETA:
+        text += " (RS semi-quantitative)"
+    return text
+
+
+def _tokens_temperature_row(axes, view, here, settings, colours):
+    """One row of panels (TOKENS_QUANTITIES): per (T, beta, beta0) of `settings` the theory line and the
+    ERM markers (mean ± s.d. over seeds) at each d. Returns the alphas drawn and the hollow count."""
+    alpha, d = view["alpha"], view["d"]
+    ok = _ok(view)
+    alphas, not_ok = [], 0
+    for j, setting in enumerate(settings):
+        T, beta, beta0 = setting
+        rows = here & _equal_mask(view["T"], T) & _equal_mask(view["beta"], beta) & _equal_mask(view["beta0"], beta0)
+        colour = colours[j % len(colours)]
+        semi = beta > RS_RELIABLE_BETA or beta0 > RS_RELIABLE_BETA
+        label = _temperature_label(T, beta, beta0)
+        for ax, (name, _) in zip(axes, TOKENS_QUANTITIES):
+            y = _col(view, name)
+            fp = rows & _mask_method(view, "fixed-point") & np.isfinite(y)
+            not_ok += _hollow_not_ok(ax, view, fp, "alpha", name, colour)
+            stats = _mean_by(alpha[fp & ok], y[fp & ok])
+            if stats:
+                x = [st[0] for st in stats]
+                line, = ax.plot(x, [st[1] for st in stats], color=colour, ls="--" if semi else "-",
+                                label=f"{label}: theory")
+                line.set_gid(f"theory:T={T:g}:beta={beta:g}:beta0={beta0:g}")
+                alphas.extend(x)
+            erm = rows & _mask_method(view, "erm") & np.isfinite(y)
+            for k, dd in enumerate(_finite_unique(d[erm])):
+                every = erm & _equal_mask(d, dd)
+                not_ok += _hollow_not_ok(ax, view, every, "alpha", name, colour)
+                stats = _mean_by(alpha[every & ok], y[every & ok])
+                if not stats:
+                    continue
+                x = [st[0] for st in stats]
+                seeds = max(st[5] for st in stats)
+                spread = [st[2] if st[5] > 1 and np.isfinite(st[2]) else 0.0 for st in stats]
+                runs = f"mean ± s.d. of {seeds} seeds" if seeds > 1 else "1 seed"
+                bars = ax.errorbar(x, [st[1] for st in stats], yerr=spread, fmt=MARKERS[k % len(MARKERS)], ms=4,
+                                   capsize=3, color=colour, label=f"{label}: ERM d={dd:g} ({runs})", zorder=3)
+                bars.lines[0].set_gid(f"erm:T={T:g}:beta={beta:g}:beta0={beta0:g}:d={dd:g}")
+                alphas.extend(x)
+    return alphas, not_ok
+
+
+@_figure("tied-tokens-temperature", "tied_tokens_temperature")
+def tied_tokens_temperature(cols):
+    """The token-count and temperature study of tied attention: test error, training error and mse_S
+    vs alpha, theory lines and ERM markers (mean ± s.d. over seeds). Top row: every T at β = β₀ = 1,
+    with the recovery threshold α_rec against T in a fourth panel; bottom row: every (β, β₀) at the
+    smallest T. Curves with β or β₀ > 1 are dashed and labelled semi-quantitative: there the
+    replica-symmetric prox has competing minima (docs/theory.md §T7)."""
+    view = _tied_view(cols)
+    tied = _tied_rows(view)
+    curves = tied & _mask_method(view, "fixed-point", "erm") & np.isfinite(_col(view, "test_noisy"))
+    if not curves.any():
+        raise NoData("figure tied-tokens-temperature: no tied-attention rows of method fixed-point or erm")
+    others = _settings(view, curves, ("k0", "lambda", "delta", "parametrisation", "k"))
+    if len(others) > 1:
+        raise NoData("figure tied-tokens-temperature: the rows have several settings of (k0, lambda, delta, "
+                     f"parametrisation, k): {others}; select one with --where")
+    triples = _settings(view, curves, ("T", "beta", "beta0"))
+    by_tokens = [t for t in triples if t[1] == 1 and t[2] == 1]
+    smallest_T = min(t[0] for t in triples)
+    by_temperature = [t for t in triples if t[0] == smallest_T]
+    rec = tied & _mask_method(view, "recovery-threshold") & np.isfinite(_col(view, "alpha_rec")) & _ok(view)
+    rows = [r for r in (by_tokens, by_temperature) if r]
+    fig, axes = _grid(4 * len(rows), width=4.4, height=3.4, columns=4)
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
+    k0, lam, delta, param, k = others[0]
+    for r, settings in enumerate(rows):
+        row_axes = axes[4 * r:4 * r + 3]
+        alphas, not_ok = _tokens_temperature_row(row_axes, view, curves, settings, colours)
+        for ax, (_, label) in zip(row_axes, TOKENS_QUANTITIES):
+            _legend_not_ok(ax, not_ok)
+            _tied_log_axes(ax, alphas)
+            ax.set_xlabel("α = n/d²")
+            ax.set_ylabel(label)
+            ax.set_title(("token count T, β = β₀ = 1" if settings is by_tokens else f"temperature, T = {smallest_T:g}")
+                         + f"\nk₀={k0:g}, λ={lam:g}, Δ={delta:g}, {param}")
+        extra = axes[4 * r + 3]
+        if settings is by_tokens and rec.any():
+            param_rows = rec & (view["parametrisation"] == param)
+            stats = _mean_by(view["T"][param_rows], _col(view, "alpha_rec")[param_rows])
+            if stats:
+                x = [st[0] for st in stats]
+                line, = extra.plot(x, [st[1] for st in stats], "o-", color="k", label=f"α_rec ({param})")
+                line.set_gid("alpha_rec")
+                # Thresholds scale as 1/(L − 1), L = T(T+1)/2 fields per sequence (docs/theory.md §T5):
+                # the reference line through the smallest T.
+                L = np.array([t * (t + 1) / 2 for t in x])
+                ref = stats[0][1] * (L[0] - 1) / (L - 1)
+                extra.plot(x, ref, ":", color="0.4", label="α_rec(T₀)·(L₀ − 1)/(L − 1), L = T(T+1)/2")
+            extra.set_xlabel("tokens per sequence T")
+            extra.set_ylabel("recovery threshold α_rec")
+            extra.set_yscale("log")
+            extra.set_title("recovery threshold vs T")
+            extra.grid(alpha=0.3, which="both")
+            extra.legend(loc="upper right")
+            extra._slr_keep_legend = True
+        elif settings is not by_tokens and any(t[1] > RS_RELIABLE_BETA or t[2] > RS_RELIABLE_BETA for t in settings):
+            extra.axis("off")
+            extra.text(0.02, 0.95, "Dashed: β or β₀ > 1. The replica-symmetric\nchannel has competing prox minima "
+                       "there\n(column frac_two_minima): the theory is\nsemi-quantitative (docs/theory.md §T7).",
+                       va="top", ha="left", fontsize=8, transform=extra.transAxes)
+        else:
+            extra.set_visible(False)
+    _shared_legend(fig, [ax for ax in axes if not getattr(ax, "_slr_keep_legend", False)])
+    return fig
