@@ -57,6 +57,33 @@ test-samples = 2000
 name = "recovery-threshold"
 grid = { parametrisation = ["factorised", "direct"] }
 """
+TOKENS_JOB = """name = "tokens"
+seed = 4
+model = "tied-attention"
+[grid]
+k0 = 0.5
+lambda = 0.01
+delta = 0.5
+[[method]]
+name = "fixed-point"
+qmc-points = 10
+grid = { alpha = [0.05, 0.2, 1], T = [2, 3] }
+[[method]]
+name = "fixed-point"
+qmc-points = 10
+grid = { alpha = [0.05, 0.2, 1], T = 2, beta = [0.5, 2], beta0 = [0.5, 1], zip = [["beta", "beta0"]] }
+[[method]]
+name = "erm"
+test-samples = 2000
+grid = { alpha = [0.2, 1], d = 20, T = [2, 3], repeats = 2 }
+[[method]]
+name = "erm"
+test-samples = 2000
+grid = { alpha = [0.2, 1], d = 20, T = 2, beta = [0.5, 2], beta0 = [0.5, 1], zip = [["beta", "beta0"]], repeats = 2 }
+[[method]]
+name = "recovery-threshold"
+grid = { T = [2, 3, 4] }
+"""
 failures = []
 
 
@@ -302,6 +329,62 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
     atom = float(np.mean(1 - cols["rank_rel_1e3"][rows]))
     area = sum(p.get_width() * p.get_height() for p in by_gid(ax, "erm-hist:factorised:k=1"))
     check(abs(area - (1 - atom)) < 1e-9, f"spectra with a histogram row: area {area}, 1 - atom {1 - atom}")
+
+    # --- tied-tokens-temperature on a second archive: T = 2, 3 at beta = beta0 = 1, and at T = 2 the
+    # temperatures (0.5, 0.5), (2, 1); ERM at d = 20 with 2 seeds; recovery thresholds for T = 2, 3, 4.
+    tokens_job = os.path.join(tmp, "tokens.toml")
+    with open(tokens_job, "w") as f:
+        f.write(TOKENS_JOB)
+    tokens = os.path.join(tmp, "tokens.h5")
+    run("run", tokens_job, "-o", tokens)
+    tc = slr_sweep.load_columns(tokens)
+    t_method, t_alpha = tc["method"], tc["alpha"]
+    t_T, t_beta, t_beta0 = tc["T"], tc["beta"], tc["beta0"]
+    check((tc["status"] == "ok").all(), f"tokens archive: every point ok: {sorted(set(tc['status']))}")
+    run("plot", tokens, "--figure", "tied-tokens-temperature", "-o", os.path.join(tmp, "tokens-figures"),
+        "--formats", "png")
+    fig = slr_sweep.figure(tokens, "tied-tokens-temperature")
+    axes = fig.axes
+    check(len(axes) == 8, f"tokens-temperature: {len(axes)} panels, expected 2 rows of 4")
+    settings = {0: [(2, 1, 1), (3, 1, 1)], 1: [(2, 0.5, 0.5), (2, 1, 1), (2, 2, 1)]}
+    for row, triples in settings.items():
+        for column, name in enumerate(("test_noisy", "train_loss", "mse_s")):
+            ax = axes[4 * row + column]
+            check(ax.get_xscale() == "log" and ax.get_ylabel(), f"row {row} {name}: log alpha axis, label")
+            for T, beta, beta0 in triples:
+                here = (t_T == T) & (t_beta == beta) & (t_beta0 == beta0)
+                rows = here & (t_method == "fixed-point")
+                order = np.argsort(t_alpha[rows])
+                gid = f"theory:T={T:g}:beta={beta:g}:beta0={beta0:g}"
+                lines = by_gid(ax, gid)
+                check(len(lines) == 1 and close(lines[0].get_xdata(), t_alpha[rows][order]) and
+                      close(lines[0].get_ydata(), tc[name][rows][order]), f"row {row} {name}: {gid}")
+                semi = beta > 1 or beta0 > 1
+                check(lines and (lines[0].get_linestyle() == "--") == semi and
+                      ("semi-quantitative" in lines[0].get_label()) == semi,
+                      f"row {row} {name}: {gid} dashed and labelled semi-quantitative exactly when beta > 1")
+                rows = here & (t_method == "erm")
+                xs = sorted(set(t_alpha[rows]))
+                values = [tc[name][rows & (t_alpha == a)] for a in xs]
+                bars = errorbar(ax, f"erm:T={T:g}:beta={beta:g}:beta0={beta0:g}:d=20")
+                check(bars is not None and close(bars[0], xs) and close(bars[1], [v.mean() for v in values]) and
+                      close(bars[2], [v.std(ddof=1) for v in values], 1e-9),
+                      f"row {row} {name}: ERM markers = mean ± s.d. over seeds of T={T}, beta={beta}, beta0={beta0}")
+    thresholds = axes[3]
+    rec_rows = t_method == "recovery-threshold"
+    order = np.argsort(t_T[rec_rows])
+    line = by_gid(thresholds, "alpha_rec")
+    check(len(line) == 1 and close(line[0].get_xdata(), t_T[rec_rows][order]) and
+          close(line[0].get_ydata(), tc["alpha_rec"][rec_rows][order]), "alpha_rec against T")
+    # docs/theory.md §T5: α_rec = 0.2111 (T = 2), 0.0844 (T = 3) for k0 = 0.5.
+    rec_of = dict(zip(t_T[rec_rows], tc["alpha_rec"][rec_rows]))
+    check(abs(rec_of[2] - 0.2111) < 2e-3 and abs(rec_of[3] - 0.0844) < 1e-3, f"alpha_rec by T: {rec_of}")
+    check(any("semi-quantitative" in t.get_text() for t in axes[7].texts), "the note on beta > 1")
+    try:
+        slr_sweep.figure(archive, "tied-tokens-temperature")
+        check(False, "tied-tokens-temperature with two parametrisations raises NoData")
+    except figures.NoData as e:
+        check("--where" in str(e), f"the NoData message says how to select one setting: {e}")
 
 if failures:
     print(f"{len(failures)} check(s) failed")

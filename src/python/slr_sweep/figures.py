@@ -1540,14 +1540,15 @@ def _temperature_label(T, beta, beta0):
 
 def _tokens_temperature_row(axes, view, here, settings, colours):
     """One row of panels (TOKENS_QUANTITIES): per (T, beta, beta0) of `settings` the theory line and the
-    ERM markers (mean ± s.d. over seeds) at each d. Returns the alphas drawn and the hollow count."""
+    ERM markers (mean ± s.d. over seeds) at each d, in the colour colours[setting]. Returns the alphas
+    drawn and the hollow count."""
     alpha, d = view["alpha"], view["d"]
     ok = _ok(view)
     alphas, not_ok = [], 0
-    for j, setting in enumerate(settings):
+    for setting in settings:
         T, beta, beta0 = setting
         rows = here & _equal_mask(view["T"], T) & _equal_mask(view["beta"], beta) & _equal_mask(view["beta0"], beta0)
-        colour = colours[j % len(colours)]
+        colour = colours[setting]
         semi = beta > RS_RELIABLE_BETA or beta0 > RS_RELIABLE_BETA
         label = _temperature_label(T, beta, beta0)
         for ax, (name, _) in zip(axes, TOKENS_QUANTITIES):
@@ -1602,7 +1603,10 @@ def tied_tokens_temperature(cols):
     rec = tied & _mask_method(view, "recovery-threshold") & np.isfinite(_col(view, "alpha_rec")) & _ok(view)
     rows = [r for r in (by_tokens, by_temperature) if r]
     fig, axes = _grid(4 * len(rows), width=4.4, height=3.4, columns=4)
-    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
+    # One colour per (T, beta, beta0) in both rows (the legend is shared).
+    palette = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+    ordered = by_tokens + [t for t in by_temperature if t not in by_tokens]
+    colours = {t: palette[i % len(palette)] for i, t in enumerate(ordered)}
     k0, lam, delta, param, k = others[0]
     for r, settings in enumerate(rows):
         row_axes = axes[4 * r:4 * r + 3]
