@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Fault injection through the CLI, against an uninterrupted run of the same job.
 
-  flips N        N random single-bit flips in a complete journal (anywhere: header, job, run and
-                 point records), the .h5 kept or removed: `status` reports damage between intact
+  flips N        N random single-bit flips in a complete journal (the first two in a frame of each
+                 kind: header, job, schema, run and point records; then anywhere), the .h5 kept
+                 or removed: `status` reports damage between intact
                  records; `resume` refuses (exit 2) and leaves both files byte-identical;
                  `recover --salvage` keeps every intact record (counted here by an independent
                  parse of the frames and their CRC-32C) and the damaged file byte for byte; a
@@ -63,7 +64,7 @@ import time
 import h5py
 import numpy as np
 
-SLR = os.environ["SLR_SWEEP"]
+SLR = os.path.abspath(os.environ["SLR_SWEEP"])  # mpirun below runs in another directory
 JOB = """name = "faults"
 seed = 77
 [grid]
@@ -262,13 +263,20 @@ def flips(count, rng, work, reference):
     clean_journal = open(reference + ".journal", "rb").read()
     frame_list = frames(clean_journal)
     total = entries(frame_list)
+    kinds = sorted({kind for _, _, kind in frame_list})
     salvaged_records = 0
     for trial in range(count):
         d = os.path.join(work, f"flip{trial}")
         os.makedirs(d)
         archive = os.path.join(d, "a.h5")
         keep_h5 = trial % 2 == 0
-        position = rng.randrange(0, len(clean_journal))
+        # The first trials hit one frame of every kind (header, job, schema, run, point records),
+        # each with the .h5 kept and removed, so that a short run covers every kind; then anywhere.
+        if trial < 2 * len(kinds):
+            begin, end, _ = rng.choice([f for f in frame_list if f[2] == kinds[trial // 2]])
+            position = rng.randrange(begin, end)
+        else:
+            position = rng.randrange(0, len(clean_journal))
         damaged = bytearray(clean_journal)
         damaged[position] ^= 1 << rng.randrange(8)
         with open(archive + ".journal", "wb") as f:
@@ -772,7 +780,7 @@ def full_disk(work, reference, job_path):
             if ranks.returncode != 1 or "MPI_ABORT" in ranks.stderr or len(ours) != 1 or \
                     "No space left on device" not in ours[0]:
                 fail(f"full disk on 2 ranks: exit {ranks.returncode}, expected 1 with one line and no MPI_ABORT:\n"
-                     f"{ranks.stderr}")
+                     f"stderr: {ranks.stderr}\nstdout: {ranks.stdout}\nfiles: {os.listdir(mount_point)}")
             os.remove(filler)
             run("resume", archive, expect=0)
             assert_equal_archives(archive, reference, "full disk on 2 ranks then resume")
