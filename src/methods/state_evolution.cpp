@@ -114,8 +114,12 @@ method_descriptor describe_state_evolution() {
   m.cost_seconds = [](const grid::point& p) {
     const double L = p.problem.lengths.mean();
     double per_sample = 1e-7 * L;
+    // max-SLR at ν = ∞ (Gauss–Hermite): measured on jobs/fig3_panels_theory_small.toml (L = 3,
+    // S = 2e4, 32 nodes): a 21-point α chain 109 CPU-s, the bayes-jump's 65 solves 526 CPU-s, i.e.
+    // 5–8 s a solve where 2e-7 L² nodes per sample gave 92 s (jobs/figures/data/
+    // fig3_panels_theory_small.shard-{0,1}-of-6.log).
     if (p.problem.task.kind() == model::task_kind::max)
-      per_sample = p.problem.task.is_hard() ? 2e-7 * L * L * option_number(p, "quadrature-nodes")
+      per_sample = p.problem.task.is_hard() ? 1.8e-8 * L * L * option_number(p, "quadrature-nodes")
                                             : 3e-8 * L * option_number(p, "inner-samples");
     return 2 * 40 * option_number(p, "samples") * per_sample;
   };
