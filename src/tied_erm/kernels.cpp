@@ -41,6 +41,20 @@ SLR_TIED_ERM_INLINE void combine_rows(const double* __restrict x, const double* 
   }
 }
 
+// u = K r for a sequence's token Gram matrix K (T×T row-major, seq2seq), u = r where K is null
+// (seq2label): the weight of a residual row in the loss r·u.
+SLR_TIED_ERM_INLINE void gram_weighted(const double* K, const double* r, int T, double* u) noexcept {
+  if (K == nullptr) {
+    for (int b = 0; b < T; ++b) u[b] = r[b];
+    return;
+  }
+  for (int b = 0; b < T; ++b) {
+    double s = 0;
+    for (int c = 0; c < T; ++c) s += K[b * T + c] * r[c];
+    u[b] = s;
+  }
+}
+
 } // namespace
 
 void multiply_tokens(const row_matrix& X, std::size_t first, std::size_t rows, const Eigen::MatrixXd& S,
@@ -86,15 +100,7 @@ SLR_TIED_ERM_VECTOR_CLONES void process_block(const block_input& in, block_outpu
       double r[16], u[16];
       for (int b = 0; b < T; ++b) r[b] = pa[b] - y[b];
       // u = ½ ∂ℓ/∂p_a: r_a for seq2label, K r_a for seq2seq (K symmetric).
-      if (K == nullptr) {
-        for (int b = 0; b < T; ++b) u[b] = r[b];
-      } else {
-        for (int b = 0; b < T; ++b) {
-          double kb = 0;
-          for (int c2 = 0; c2 < T; ++c2) kb += K[b * T + c2] * r[c2];
-          u[b] = kb;
-        }
-      }
+      gram_weighted(K, r, T, u);
       double s = 0;
       for (int b = 0; b < T; ++b) {
         error += r[b] * u[b];
@@ -105,14 +111,8 @@ SLR_TIED_ERM_VECTOR_CLONES void process_block(const block_input& in, block_outpu
       if (in.clean_out != nullptr) {
         const double* yc = in.clean + (j * Tz + static_cast<std::size_t>(a)) * Tz;
         for (int b = 0; b < T; ++b) r[b] = pa[b] - yc[b];
-        for (int b = 0; b < T; ++b) {
-          double kb = r[b];
-          if (K != nullptr) {
-            kb = 0;
-            for (int c2 = 0; c2 < T; ++c2) kb += K[b * T + c2] * r[c2];
-          }
-          error_clean += r[b] * kb;
-        }
+        gram_weighted(K, r, T, u);
+        for (int b = 0; b < T; ++b) error_clean += r[b] * u[b];
       }
     }
     const double sum = out.loss + error; // Neumaier
