@@ -1525,7 +1525,7 @@ def draw(cols, figure, outdir, formats=("png", "svg"), name=None, style="screen"
 
 
 # Above this inverse temperature the replica-symmetric fixed point of tied attention is only
-# semi-quantitative: prox minima compete in the channel (docs/theory.md §T7; TIED_ATTENTION §7.7).
+# semi-quantitative: prox minima compete in the channel (docs/theory.md §T7).
 RS_RELIABLE_BETA = 1.0
 TOKENS_QUANTITIES = (("test_noisy", "test error (noisy labels)"), ("train_loss", "training error ℒ(Ŝ)/n"),
                      ("mse_s", "mse_S = ‖Ŝ − S*‖²/d"))
