@@ -47,6 +47,7 @@ FIGURES=(
   "small|$out/tied|tied_fig1_small|png,svg|jobs/tied_fig1_small.toml|--figure all"
   "small|$out/tied|tied_factorised_vs_direct_small-tied-factorised-vs-direct|png,svg|jobs/tied_factorised_vs_direct_small.toml|--figure tied-factorised-vs-direct"
   "small|$out/tied|tied_tokens_temperature|png,svg|jobs/tied_tokens_temperature.toml|--figure tied-tokens-temperature"
+  "small|$out/tied|tied_training_error|png,svg|jobs/tied_training_error.toml jobs/tied_thresholds.toml|--figure tied-training-error"
   "full|$out/full|fig3_theory_full|png|jobs/fig3_theory.toml tests/bench/fig3_erm_alpha8_slice.toml tests/bench/fig3_erm_alpha4_slice.toml|--figure finite-alpha --xscale log"
   "full|$out/full|fig4_order_parameters_full|png|jobs/fig4_gradient_flow.toml|--figure order-parameters"
   "full|$out/full|fig4_trajectory_full|png|jobs/fig4_gradient_flow.toml|--figure trajectory"

@@ -223,9 +223,10 @@ std::optional<point_row> writer::find_row(std::uint64_t point_id) const {
   return row;
 }
 
-bool writer::needs_run(std::uint64_t point_id, bool retry_failed) const {
+bool writer::needs_run(std::uint64_t point_id, bool retry_failed, bool retry_not_converged) const {
   const auto it = state_->done.find(point_id);
   if (it == state_->done.end()) return true;
+  if (retry_not_converged && it->second == grid::status::not_converged) return true;
   return retry_failed && (it->second == grid::status::failed || it->second == grid::status::timeout);
 }
 

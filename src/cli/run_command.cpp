@@ -37,6 +37,9 @@ sweep_commands add_sweep_commands(CLI::App& app) {
   auto* resume = app.add_subcommand(resume_command_name, "Run the missing points of an interrupted sweep (job read from the archive)");
   resume->add_option("archive", args->archive_path, "Archive of the sweep")->required();
   resume->add_flag("--retry-failed", args->retry_failed, "Also run points recorded as failed or timeout again");
+  resume->add_flag("--retry-not-converged", args->retry_not_converged,
+                   "Also run points recorded as not_converged again (after a change of the solver or its defaults; "
+                   "the new record replaces the old one)");
   resume->add_option("--extend", args->extend_path,
                      "Replace the job by this extended job first (refused unless every existing point is unchanged)");
   add_run_options(resume, *args);

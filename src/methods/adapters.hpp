@@ -5,6 +5,7 @@
 #include "slr/methods/registry.hpp"
 #include "slr/theory/fixed_point.hpp"
 #include "slr/tied/problem.hpp"
+#include "slr/tied/theory.hpp"
 
 namespace slr::methods::detail {
 method_descriptor describe_bayes();
@@ -20,6 +21,14 @@ method_descriptor describe_tied_threshold();
 /// naming the first invalid one. The second form for methods without alpha (alpha set to 1).
 tied::problem tied_problem(const grid::point& point);
 tied::problem tied_problem_without_alpha(const grid::point& point);
+/// "hats" of the tied theory's methods: which conjugates drive the fixed point (tied::hat_form).
+/// Omitted from identities at its default "automatic".
+option_spec tied_hats_option();
+/// "qmc-points" of the tied theory's methods: log2 of the scrambled Sobol points of the fixed point's
+/// final phase (default 16). omitted_when_default for a method that took it after archives existed.
+option_spec tied_qmc_points_option(bool omitted_when_default);
+/// The tied::hat_form named by a point's "hats" option.
+tied::hat_form tied_hats(const grid::point& point);
 /// TESTING ONLY: deterministic hash-derived results with tunable cost, memory and failures.
 method_descriptor describe_synthetic();
 

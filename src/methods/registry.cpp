@@ -44,7 +44,10 @@ model_descriptor describe_slr_model() {
                           {}, 0, inf};
   nu.allow_infinity = true;
   grid::parameter_spec lengths{"L", vt::length, "3", "sequence length L, or its law P_L as a pmf \"1:0.25,3:0.75\""};
-  grid::parameter_spec delta{"delta", vt::real, "0", "Delta: variance of the label noise", {}, 0, inf};
+  grid::parameter_spec delta{"delta", vt::real, "0",
+                             "Delta: standard deviation of the label noise (y = z* + Delta xi, xi ~ N(0, 1); the "
+                             "risk includes Delta^2)",
+                             {}, 0, inf};
   grid::parameter_spec activation{"activation", vt::choice, "softmax", "the attention activation sigma",
                                   activations};
   grid::parameter_spec erf_offset{"erf_offset", vt::real, "0", "c: offset of the erf activation (erf only)"};

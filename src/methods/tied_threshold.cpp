@@ -1,6 +1,9 @@
 // Method recovery-threshold of the tied-attention model: α_rec from the statistical dimension of
 // the descent cone (slr/tied/thresholds.hpp), and optionally the interpolation threshold where the
 // exponent of the RS fixed point's response crosses 1/2, located by bisection.
+#include <algorithm>
+#include <cmath>
+
 #include "adapters.hpp"
 #include "slr/tied/channel.hpp"
 #include "slr/tied/thresholds.hpp"
@@ -15,6 +18,17 @@ method_descriptor describe_tied_threshold() {
   m.summary = "recovery threshold alpha_rec (conic statistical dimension) and, on request, the interpolation "
               "threshold of the RS fixed point";
   m.unused_model_parameters = {"d", "alpha", "lambda", "beta", "beta0", "k"};
+  // The decade pairs of penalties whose crossings are extrapolated to lambda -> 0+ (added after
+  // archives existed: at their defaults a point keeps its identity).
+  option_spec lambda_max{"lambda-max", vt::real, "0.001",
+                         "largest penalty of the decade pairs (lambda, lambda/10) whose exponent crossings are "
+                         "extrapolated to lambda -> 0+", {}, 0, 1};
+  lambda_max.minimum_exclusive = true;
+  lambda_max.omitted_when_default = true;
+  option_spec lambda_min{"lambda-min", vt::real, "1e-06",
+                         "smallest penalty of the decade pairs (at most lambda-max/10)", {}, 0, 0.1};
+  lambda_min.minimum_exclusive = true;
+  lambda_min.omitted_when_default = true;
   m.options = {
       {"interpolation", vt::choice, "none",
        "rs: also locate the interpolation threshold by bisection on the fixed point (lambda -> 0 exponent)",
@@ -22,6 +36,7 @@ method_descriptor describe_tied_threshold() {
       {"alpha-lo", vt::real, "0.05", "lower end of the interpolation bracket", {}, 1e-6, 1e6},
       {"alpha-hi", vt::real, "1", "upper end of the interpolation bracket", {}, 1e-6, 1e6},
       {"alpha-tol", vt::real, "0.005", "width at which the bisection stops", {}, 1e-8, 1},
+      lambda_max, lambda_min, tied_hats_option(), tied_qmc_points_option(true),
   };
   m.solve = [](const grid::point& p, const run_context&) {
     auto problem = tied_problem_without_alpha(p);
@@ -35,21 +50,51 @@ method_descriptor describe_tied_threshold() {
       tied::theory_options options;
       options.spectrum = false;
       options.seed = p.seed;
-      const auto rs = tied::rs_exponent_threshold(problem, 1e-3, 1e-4, option_number(p, "alpha-lo"),
-                                                  option_number(p, "alpha-hi"), option_number(p, "alpha-tol"), options);
+      options.hats = tied_hats(p);
+      options.log2_points = static_cast<int>(option_number(p, "qmc-points"));
+      options.log2_points_coarse = std::min(12, options.log2_points);
+      const auto rs = tied::rs_exponent_threshold_limit(problem, option_number(p, "lambda-max"),
+                                                        option_number(p, "lambda-min"), option_number(p, "alpha-lo"),
+                                                        option_number(p, "alpha-hi"), option_number(p, "alpha-tol"),
+                                                        options);
       record.set_method_value("alpha_interp", rs.alpha);
-      record.set_method_value("alpha_interp_lo", rs.bracket_lo);
-      record.set_method_value("alpha_interp_hi", rs.bracket_hi);
+      record.set_method_value("alpha_interp_uncertainty", rs.uncertainty);
+      record.set_method_value("alpha_interp_lo", rs.alpha - rs.uncertainty);
+      record.set_method_value("alpha_interp_hi", rs.alpha + rs.uncertainty);
+      record.set_method_value("alpha_interp_last", rs.crossings.back().alpha);
+      record.set_method_value("alpha_interp_step_ratio", rs.step_ratio);
       record.set_method_value("fixed_points", rs.fixed_points);
+      nlohmann::ordered_json extra;
+      auto crossings = nlohmann::ordered_json::array();
+      for (const auto& c : rs.crossings) crossings.push_back({c.lambda1, c.lambda2, c.alpha});
+      extra["alpha_interp_crossings"] = crossings;
+      extra["alpha_interp_extrapolation"] = rs.extrapolation;
+      record.extra_json = extra.dump();
     }
     return record;
   };
   // The conic statistical dimension alone is a fraction of a millisecond (0.13–0.3 ms per point
-  // measured over the small tied jobs); the interpolation bisection solves the fixed point repeatedly.
-  m.cost_seconds = [](const grid::point& p) { return option_text(p, "interpolation") == "rs" ? 60.0 : 2e-4; };
+  // measured over the small tied jobs). The interpolation threshold bisects once per decade pair
+  // (2 + log2(width/tol) exponents, the later pairs on a 0.1-wide bracket), each exponent solving the
+  // fixed point at j + 2 penalties; a solve at λ ≤ 1e-3 near the threshold took 2–3 s (k0 = 0.5,
+  // T = 2, Δ = 0.5: 69 solves in 324 s for 1e-3 → 1e-6 on a busy core).
+  m.cost_seconds = [](const grid::point& p) {
+    if (option_text(p, "interpolation") != "rs") return 2e-4;
+    const double pairs = std::max(1.0, std::floor(std::log10(option_number(p, "lambda-max") /
+                                                             option_number(p, "lambda-min")) + 1e-9));
+    const double tol = option_number(p, "alpha-tol");
+    const double first = 2 + std::ceil(std::log2((option_number(p, "alpha-hi") - option_number(p, "alpha-lo")) / tol));
+    const double later = 2 + std::ceil(std::log2(0.1 / tol));
+    double solves = 0;
+    for (int j = 0; j < static_cast<int>(pairs); ++j) solves += (j == 0 ? first : later) * (j + 2);
+    const double final_points = std::ldexp(1.0, static_cast<int>(option_number(p, "qmc-points")) - 16);
+    return (0.5 + 2.0 * final_points) * solves * std::pow(4.0, option_number(p, "T") - 2);
+  };
   m.memory_bytes = [](const grid::point&) { return std::size_t{1} << 20; };
   m.validate = [](const grid::point& p) {
     const auto problem = tied_problem_without_alpha(p);
+    if (option_text(p, "interpolation") == "rs" && !(option_number(p, "lambda-min") <= option_number(p, "lambda-max") / 10))
+      throw std::invalid_argument("lambda-min: must be at most lambda-max/10 (one decade pair at least)");
     if (option_text(p, "interpolation") == "rs" && problem.T > tied::max_channel_T)
       throw std::invalid_argument("T: the interpolation threshold needs the replica-symmetric fixed point, "
                                   "implemented for T <= " + std::to_string(tied::max_channel_T));

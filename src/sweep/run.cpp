@@ -125,7 +125,8 @@ sched::sweep_options sweep_options_of(const sweep_arguments& args) {
 
 // Everything after the set-up: expand the broadcast job on every rank, sweep, end the run.
 int run_units(const std::string& job_text, const std::string& source, std::unique_ptr<archive::writer> writer,
-              bool retry_failed, const sched::sweep_options& options, const std::string& archive_path,
+              bool retry_failed, bool retry_not_converged, const sched::sweep_options& options,
+              const std::string& archive_path,
               std::uint64_t max_points) {
   // Rank 0 parsed this text already, so this cannot fail unless ranks run different builds.
   const auto job = job::parse_job(job_text, source);
@@ -135,7 +136,9 @@ int run_units(const std::string& job_text, const std::string& source, std::uniqu
   sched::done_predicate already_done;
   if (sched::world_rank() == 0) {
     sink.emplace(*writer, units);
-    already_done = [&](std::size_t u, std::size_t p) { return !writer->needs_run(units[u].points[p].id, retry_failed); };
+    already_done = [&](std::size_t u, std::size_t p) {
+      return !writer->needs_run(units[u].points[p].id, retry_failed, retry_not_converged);
+    };
     const int workers = sched::worker_count(sched::world_size());
     std::size_t done = 0;
     for (std::size_t u = 0; u < units.size(); ++u)
@@ -228,7 +231,7 @@ int run(const sweep_arguments& args) {
   if (code != 0) return code;
   sched::broadcast_from_root(job_text);
   sched::broadcast_from_root(source);
-  return run_units(job_text, source, std::move(writer), false, options, args.archive_path, args.max_points);
+  return run_units(job_text, source, std::move(writer), false, false, options, args.archive_path, args.max_points);
 }
 
 int resume(const sweep_arguments& args) {
@@ -265,7 +268,8 @@ int resume(const sweep_arguments& args) {
   if (code != 0) return code;
   sched::broadcast_from_root(job_text);
   sched::broadcast_from_root(source);
-  return run_units(job_text, source, std::move(writer), args.retry_failed, options, args.archive_path, args.max_points);
+  return run_units(job_text, source, std::move(writer), args.retry_failed, args.retry_not_converged, options,
+                   args.archive_path, args.max_points);
 }
 
 } // namespace slr::sweep

@@ -15,17 +15,7 @@ std::string_view parametrisation_name(parametrisation p) noexcept {
   return "factorised";
 }
 
-namespace {
-template <class Enum, std::size_t N, class Name>
-Enum parse_named(const char* what, const std::array<Enum, N>& all, Name name_of, std::string_view name) {
-  std::string known;
-  for (auto value : all) {
-    if (name_of(value) == name) return value;
-    known += (known.empty() ? "" : ", ") + std::string(name_of(value));
-  }
-  throw std::invalid_argument(std::string(what) + ": unknown value '" + std::string(name) + "' (" + known + ")");
-}
-} // namespace
+using detail::parse_named;
 
 parametrisation parse_parametrisation(std::string_view name) {
   return parse_named("parametrisation", all_parametrisations, parametrisation_name, name);

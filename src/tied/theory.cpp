@@ -21,6 +21,17 @@ std::string_view theory_status_name(theory_status s) noexcept {
   return "diverged";
 }
 
+std::string_view hat_form_name(hat_form form) noexcept {
+  switch (form) {
+  case hat_form::stein: return "stein";
+  case hat_form::hessian: return "hessian";
+  case hat_form::automatic: return "automatic";
+  }
+  return "automatic";
+}
+
+hat_form parse_hat_form(std::string_view name) { return detail::parse_named("hats", all_hat_forms, hat_form_name, name); }
+
 namespace {
 
 void require(bool ok, const char* name, const char* reason) {

@@ -1,6 +1,9 @@
 #include "slr/tied/thresholds.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -71,41 +74,57 @@ conic_thresholds conic_threshold(const problem& p) {
   return out;
 }
 
-rs_threshold rs_exponent_threshold(problem p, double lambda1, double lambda2, double alpha_lo, double alpha_hi,
-                                   double alpha_tolerance, const theory_options& options) {
-  require(std::isfinite(lambda2) && lambda2 > 0 && lambda1 > lambda2 && std::isfinite(lambda1), "lambda",
-          "needs 0 < lambda2 < lambda1");
-  require(std::isfinite(alpha_lo) && alpha_lo > 0 && alpha_hi > alpha_lo && std::isfinite(alpha_hi), "alpha",
-          "needs 0 < alpha_lo < alpha_hi");
-  require(std::isfinite(alpha_tolerance) && alpha_tolerance > 0, "alpha_tolerance", "must be finite and > 0");
-  p.lambda = lambda1;
-  p.alpha = alpha_lo;
-  p.validate();
-  rs_threshold out;
-  // The larger λ is solved first and warm-starts the smaller one (V grows like 1/λ where the
-  // solution interpolates, so the start is rescaled accordingly).
-  const auto exponent = [&](double alpha) {
+namespace {
+
+double round_12(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.12g", x);
+  return std::strtod(text, nullptr);
+}
+
+double decade(double lambda_max, int j) { return round_12(lambda_max * std::pow(10.0, -j)); }
+
+// V at each λ of a decade chain lambda_max, lambda_max/10, ..., down to `last`, each solve
+// warm-starting the next. Returns the exponent of the last two.
+struct chain_solver {
+  problem p;
+  theory_options options;
+  int fixed_points = 0;
+
+  double exponent(double alpha, double lambda_start, double lambda1, double lambda2) {
     p.alpha = alpha;
-    p.lambda = lambda1;
-    const auto r1 = solve_theory(p, options);
-    theory_options o2 = options;
-    o2.initial = r1.x;
-    p.lambda = lambda2;
-    const auto r2 = solve_theory(p, o2);
-    out.fixed_points += 2;
-    for (const auto* r : {&r1, &r2})
-      if (r->status == theory_status::diverged)
+    theory_options o = options;
+    double lambda = lambda_start, V1 = 0;
+    for (;;) {
+      p.lambda = lambda;
+      const auto r = solve_theory(p, o);
+      ++fixed_points;
+      if (r.status == theory_status::diverged)
         throw std::runtime_error("rs_exponent_threshold: fixed point diverged at alpha = " + std::to_string(alpha) +
-                                 ": " + r->message);
-    return std::log(r2.x.V / r1.x.V) / std::log(lambda1 / lambda2);
-  };
-  double plo = exponent(alpha_lo), phi = exponent(alpha_hi);
-  // Interpolating (small α) side has p near 1, recovering/non-interpolating side near 0.
-  if (!((plo - 0.5) * (phi - 0.5) < 0))
-    throw std::invalid_argument("alpha: the exponents at the bracket ends (" + std::to_string(plo) + ", " +
-                                std::to_string(phi) + ") do not bracket 1/2");
-  double lo = alpha_lo, hi = alpha_hi;
-  while (hi - lo > alpha_tolerance) {
+                                 ", lambda = " + std::to_string(lambda) + ": " + r.message);
+      if (lambda <= lambda2 * (1 + 1e-12)) return std::log(r.x.V / V1) / std::log(lambda1 / lambda2);
+      if (lambda <= lambda1 * (1 + 1e-12)) {
+        V1 = r.x.V;
+        lambda = lambda2;
+      } else {
+        lambda = std::max(round_12(lambda / 10), lambda1);
+      }
+      o.initial = r.x;
+    }
+  }
+};
+
+// Bisection for the crossing of 1/2 on [lo, hi]; false (and nothing changed) if the ends do not
+// bracket it.
+template <class Exponent>
+bool bisect(Exponent&& exponent, double lo, double hi, double tolerance, rs_threshold& out) {
+  double plo = exponent(lo), phi = exponent(hi);
+  if (!((plo - 0.5) * (phi - 0.5) < 0)) {
+    out.exponent_lo = plo;
+    out.exponent_hi = phi;
+    return false;
+  }
+  while (hi - lo > tolerance) {
     const double mid = 0.5 * (lo + hi), pm = exponent(mid);
     if ((pm - 0.5) * (plo - 0.5) > 0) {
       lo = mid;
@@ -120,6 +139,103 @@ rs_threshold rs_exponent_threshold(problem p, double lambda1, double lambda2, do
   out.bracket_hi = hi;
   out.exponent_lo = plo;
   out.exponent_hi = phi;
+  return true;
+}
+
+void require_bracket(double alpha_lo, double alpha_hi, double alpha_tolerance) {
+  require(std::isfinite(alpha_lo) && alpha_lo > 0 && alpha_hi > alpha_lo && std::isfinite(alpha_hi), "alpha",
+          "needs 0 < alpha_lo < alpha_hi");
+  require(std::isfinite(alpha_tolerance) && alpha_tolerance > 0, "alpha_tolerance", "must be finite and > 0");
+}
+
+std::invalid_argument no_bracket(const rs_threshold& r) {
+  return std::invalid_argument("alpha: the exponents at the bracket ends (" + std::to_string(r.exponent_lo) + ", " +
+                               std::to_string(r.exponent_hi) + ") do not bracket 1/2");
+}
+
+} // namespace
+
+rs_threshold rs_exponent_threshold(problem p, double lambda1, double lambda2, double alpha_lo, double alpha_hi,
+                                   double alpha_tolerance, const theory_options& options) {
+  require(std::isfinite(lambda2) && lambda2 > 0 && lambda1 > lambda2 && std::isfinite(lambda1), "lambda",
+          "needs 0 < lambda2 < lambda1");
+  require_bracket(alpha_lo, alpha_hi, alpha_tolerance);
+  p.lambda = lambda1;
+  p.alpha = alpha_lo;
+  p.validate();
+  chain_solver chain{p, options};
+  rs_threshold out;
+  // The larger λ is solved first and warm-starts the smaller one.
+  const auto exponent = [&](double alpha) { return chain.exponent(alpha, lambda1, lambda1, lambda2); };
+  // Interpolating (small α) side has p near 1, recovering/non-interpolating side near 0.
+  const bool found = bisect(exponent, alpha_lo, alpha_hi, alpha_tolerance, out);
+  out.fixed_points = chain.fixed_points;
+  if (!found) throw no_bracket(out);
+  return out;
+}
+
+void extrapolate_threshold(rs_threshold_limit& limit) {
+  const auto& c = limit.crossings;
+  require(!c.empty(), "crossings", "needs at least one");
+  const std::size_t n = c.size();
+  const double half = c.back().half_width;
+  limit.alpha = c.back().alpha;
+  limit.step_ratio = 0;
+  if (n == 1) {
+    limit.extrapolation = "single";
+    limit.uncertainty = half;
+    return;
+  }
+  const double last = c[n - 1].alpha - c[n - 2].alpha;
+  if (n >= 3) {
+    const double before = c[n - 2].alpha - c[n - 3].alpha;
+    const double r = before != 0 ? last / before : 0;
+    if (r > 0 && r < 1) {
+      limit.extrapolation = "geometric";
+      limit.step_ratio = r;
+      limit.alpha = c.back().alpha + last * r / (1 - r);
+      limit.uncertainty = std::max(std::abs(limit.alpha - c.back().alpha), std::abs(last)) + half;
+      return;
+    }
+  }
+  limit.extrapolation = "last-step";
+  limit.uncertainty = std::abs(last) + half;
+}
+
+rs_threshold_limit rs_exponent_threshold_limit(const problem& p0, double lambda_max, double lambda_min, double alpha_lo,
+                                               double alpha_hi, double alpha_tolerance, const theory_options& options) {
+  require(std::isfinite(lambda_max) && std::isfinite(lambda_min) && lambda_min > 0 &&
+              lambda_min <= lambda_max / 10 * (1 + 1e-12),
+          "lambda", "needs 0 < lambda_min <= lambda_max/10");
+  require_bracket(alpha_lo, alpha_hi, alpha_tolerance);
+  problem p = p0;
+  p.lambda = lambda_max;
+  p.alpha = alpha_lo;
+  p.validate();
+  chain_solver chain{p, options};
+  rs_threshold_limit out;
+  // Where the previous crossing was: a decade of λ moves it by a few hundredths (docs/theory.md §T5).
+  const double bracket_step = 0.05;
+  for (int j = 0;; ++j) {
+    // λ_max·10^{-j} to 12 significant digits, so 1e-3 → 1e-6 are the decimal numbers themselves.
+    const double lambda1 = decade(lambda_max, j), lambda2 = decade(lambda_max, j + 1);
+    if (lambda2 < lambda_min * (1 - 1e-9)) break;
+    const auto exponent = [&](double alpha) { return chain.exponent(alpha, lambda_max, lambda1, lambda2); };
+    rs_threshold r;
+    bool found = false;
+    if (!out.crossings.empty()) {
+      const double prev = out.crossings.back().alpha;
+      const double lo = std::max(alpha_lo, prev - bracket_step), hi = std::min(alpha_hi, prev + bracket_step);
+      found = hi > lo && bisect(exponent, lo, hi, alpha_tolerance, r);
+    }
+    if (!found && !bisect(exponent, alpha_lo, alpha_hi, alpha_tolerance, r)) {
+      out.fixed_points = chain.fixed_points;
+      throw no_bracket(r);
+    }
+    out.crossings.push_back({lambda1, lambda2, r.alpha, 0.5 * (r.bracket_hi - r.bracket_lo)});
+  }
+  out.fixed_points = chain.fixed_points;
+  extrapolate_threshold(out);
   return out;
 }
 

@@ -217,6 +217,23 @@ TEST_F(ArchiveTest, ResumeKnowsWhatIsDoneAndWhatFailed) {
   for (std::size_t i = 0; i < 12; ++i) failed += result_for(points_[i]).status == grid::status::failed;
   EXPECT_EQ(to_run, 8u);
   EXPECT_EQ(to_retry, 8u + failed);
+  // Not-converged points are run again only when asked for, independently of failed ones.
+  {
+    auto nc = writer::create(dir_ / "not_converged.h5", job_);
+    nc.begin_run({1, "", ""});
+    grid::result_record stalled;
+    stalled.status = grid::status::not_converged;
+    nc.record(row_of(points_[0], stalled));
+    grid::result_record broken;
+    broken.status = grid::status::failed;
+    nc.record(row_of(points_[1], broken));
+    EXPECT_FALSE(nc.needs_run(points_[0].id, false));
+    EXPECT_FALSE(nc.needs_run(points_[0].id, true));
+    EXPECT_TRUE(nc.needs_run(points_[0].id, false, true));
+    EXPECT_FALSE(nc.needs_run(points_[1].id, false, true));
+    EXPECT_TRUE(nc.needs_run(points_[1].id, true, true));
+    nc.end_run("complete");
+  }
   w.begin_run({3, "", "resume"});
   for (std::size_t i = 12; i < points_.size(); ++i) w.record(row_of(points_[i]));
   // A retried point replaces its earlier row.

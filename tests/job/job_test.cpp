@@ -313,6 +313,25 @@ TEST(JobIdentity, PinnedIdentityOfOnePoint) {
   EXPECT_EQ(p.point.seed, model::derive_seed(11, p.id));
 }
 
+// Options added to the tied theory's methods after archives existed (hats; the threshold's
+// lambda-max, lambda-min, qmc-points) stay out of a point's text at their defaults, so the
+// identities of those archives' points are unchanged; a value other than the default enters it.
+TEST(JobIdentity, TiedOptionsAddedLaterKeepIdentitiesAtTheirDefaults) {
+  const auto units = expand(parse_job("name = \"t\"\nseed = 3\nmodel = \"tied-attention\"\n[grid]\nalpha = 0.5\n"
+                                      "[[method]]\nname = \"fixed-point\"\n"
+                                      "[[method]]\nname = \"recovery-threshold\"\ninterpolation = \"rs\"\n"
+                                      "[[method]]\nname = \"fixed-point\"\nhats = \"hessian\"\n",
+                                      "t"));
+  ASSERT_EQ(units.size(), 3u);
+  EXPECT_EQ(units[0].points[0].point.canonical(),
+            "model=tied-attention;method=fixed-point;T=2;alpha=0.5;beta=1;beta0=1;delta=0.5;k=1;k0=0.5;lambda=0.01;"
+            "max-iter=100;parametrisation=factorised;qmc-points=16;tol=1e-07");
+  EXPECT_EQ(units[1].points[0].point.canonical(),
+            "model=tied-attention;method=recovery-threshold;T=2;alpha-hi=1;alpha-lo=0.05;alpha-tol=0.005;delta=0.5;"
+            "interpolation=rs;k0=0.5;parametrisation=factorised");
+  EXPECT_NE(units[2].points[0].point.canonical().find(";hats=hessian;"), std::string::npos);
+}
+
 TEST(JobExtension, SupersetAcceptedOtherwiseRefusedWithReason) {
   const auto small = expand(parse_job("name = \"e\"\nseed = 5\n[grid]\nnu = [1]\n[[method]]\nname = \"bayes\"\n", "s"));
   const auto big = expand(parse_job("name = \"e\"\nseed = 5\n[grid]\nnu = [1, 2]\n[[method]]\nname = \"bayes\"\n", "b"));

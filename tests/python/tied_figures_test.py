@@ -84,6 +84,36 @@ grid = { alpha = [0.2, 1], d = 20, T = 2, beta = [0.5, 2], beta0 = [0.5, 1], zip
 name = "recovery-threshold"
 grid = { T = [2, 3, 4] }
 """
+# The training-error figure: theory at two penalties, ERM at d = 20 (2 seeds) at one, both
+# parametrisations; the interpolation threshold from one decade pair on a coarse bisection, and the
+# recovery crossing at Delta = 0.
+TRAINING_JOB = """name = "training"
+seed = 5
+model = "tied-attention"
+[grid]
+k0 = 0.5
+delta = 0.5
+parametrisation = ["factorised", "direct"]
+[[method]]
+name = "fixed-point"
+qmc-points = 12
+max-iter = 300
+grid = { alpha = [0.1, 0.2, 0.4], lambda = [0.01, 0.001] }
+[[method]]
+name = "erm"
+test-samples = 2000
+grid = { alpha = [0.1, 0.4], lambda = 0.001, d = 20, repeats = 2 }
+[[method]]
+name = "recovery-threshold"
+interpolation = "rs"
+lambda-max = 0.001
+lambda-min = 0.0001
+alpha-lo = 0.14
+alpha-hi = 0.34
+alpha-tol = 0.04
+qmc-points = 12
+grid = { parametrisation = "factorised" }
+"""
 failures = []
 
 
@@ -385,6 +415,58 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
         check(False, "tied-tokens-temperature with two parametrisations raises NoData")
     except figures.NoData as e:
         check("--where" in str(e), f"the NoData message says how to select one setting: {e}")
+
+    # --- tied-training-error: columns = parametrisations, rows = train_loss, test_clean, q; one
+    # colour per lambda; the thresholds of the recovery-threshold row.
+    training_job = os.path.join(tmp, "training.toml")
+    with open(training_job, "w") as f:
+        f.write(TRAINING_JOB)
+    training = os.path.join(tmp, "training.h5")
+    run("run", training_job, "-o", training)
+    rc = slr_sweep.load_columns(training)
+    check((rc["status"] == "ok").all(), f"training archive: every point ok: {sorted(set(rc['status']))}")
+    r_method, r_alpha, r_lambda, r_param = rc["method"], rc["alpha"], rc["lambda"], rc["parametrisation"]
+    thr = np.flatnonzero(r_method == "recovery-threshold")
+    check(len(thr) == 1, "one recovery-threshold row")
+    t = int(thr[0])
+    crossings = slr_sweep.arrays(training, int(rc["point_id"][t]))["alpha_interp_crossings"]
+    check(crossings.shape == (1, 3) and close(crossings[0, :2], [1e-3, 1e-4]) and
+          abs(crossings[0, 2] - rc["alpha_interp"][t]) < 1e-12,
+          f"one decade pair, its crossing is alpha_interp: {crossings}")
+    # docs/theory.md §T5: the Stein-form crossing for 1e-3 -> 1e-4 is 0.200 (bisection to 0.04 here).
+    check(abs(rc["alpha_interp"][t] - 0.200) < 0.03 and
+          abs(rc["alpha_interp_uncertainty"][t] - 0.5 * 0.2 / 8) < 1e-9,
+          f"alpha_interp {rc['alpha_interp'][t]} ± {rc['alpha_interp_uncertainty'][t]} (single pair: half-width)")
+    run("plot", training, "--figure", "tied-training-error", "-o", os.path.join(tmp, "training-figures"),
+        "--formats", "png")
+    fig = slr_sweep.figure(training, "tied-training-error")
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    check(len(axes) == 6, f"training-error: {len(axes)} panels, expected 3 rows of 2")
+    for row, name in enumerate(("train_loss", "test_clean", "q")):
+        for column, param in enumerate(("factorised", "direct")):
+            ax = axes[2 * row + column]
+            check(ax.get_xscale() == "log" and ax.get_yscale() == "log" and param in ax.get_title(),
+                  f"{name}/{param}: log axes, titled by the parametrisation")
+            for lam in (1e-2, 1e-3):
+                rows = (r_method == "fixed-point") & (r_param == param) & (r_lambda == lam)
+                order = np.argsort(r_alpha[rows])
+                lines = by_gid(ax, f"theory:{param}:lambda={lam:g}")
+                check(len(lines) == 1 and close(lines[0].get_xdata(), r_alpha[rows][order]) and
+                      close(lines[0].get_ydata(), rc[name][rows][order]), f"{name}/{param}: theory at lambda {lam}")
+            rows = (r_method == "erm") & (r_param == param)
+            xs = sorted(set(r_alpha[rows]))
+            values = [rc[name][rows & (r_alpha == a)] for a in xs]
+            bars = errorbar(ax, f"erm:{param}:lambda=0.001:d=20")
+            check(bars is not None and close(bars[0], xs) and close(bars[1], [v.mean() for v in values]),
+                  f"{name}/{param}: ERM markers are the means over seeds")
+            interp = by_gid(ax, f"alpha_interp:{param}")
+            rec = by_gid(ax, f"alpha_rec:{param}")
+            if param == "factorised":
+                check(len(interp) == 1 and abs(interp[0].get_xdata()[0] - rc["alpha_interp"][t]) < 1e-12 and
+                      len(rec) == 1 and abs(rec[0].get_xdata()[0] - rc["alpha_rec"][t]) < 1e-12,
+                      f"{name}: alpha_interp and alpha_rec of the factorised row drawn")
+            else:
+                check(not interp and not rec, f"{name}: no factorised threshold on the direct panel")
 
 if failures:
     print(f"{len(failures)} check(s) failed")

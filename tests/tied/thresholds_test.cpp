@@ -99,3 +99,56 @@ TEST(TiedThresholds, RsRecoveryThresholdApproachesConicFormula) {
 }
 
 } // namespace
+
+namespace {
+
+slr::tied::rs_threshold_limit crossings_at(std::initializer_list<double> alphas, double half_width) {
+  slr::tied::rs_threshold_limit limit;
+  double lambda = 1e-3;
+  for (double a : alphas) {
+    limit.crossings.push_back({lambda, lambda / 10, a, half_width});
+    lambda /= 10;
+  }
+  slr::tied::extrapolate_threshold(limit);
+  return limit;
+}
+
+// The extrapolation is a geometric series: crossings 0.2, 0.185, 0.1775 step by −0.015 and −0.0075
+// (ratio 1/2), so the remaining steps sum to −0.0075 and the limit is 0.170; the claimed interval
+// reaches back to the last crossing and adds the bisection half-width.
+TEST(TiedThresholds, ExtrapolationToZeroPenalty) {
+  auto g = crossings_at({0.2, 0.185, 0.1775}, 0.001);
+  EXPECT_EQ(g.extrapolation, "geometric");
+  EXPECT_NEAR(g.step_ratio, 0.5, 1e-12);
+  EXPECT_NEAR(g.alpha, 0.170, 1e-12);
+  EXPECT_NEAR(g.uncertainty, 0.0075 + 0.001, 1e-12);
+  // A faster-shrinking drift (ratio 1/4): the limit 0.15 − 0.01/3, but the claimed interval is no
+  // narrower than the last decade's step.
+  g = crossings_at({0.2, 0.16, 0.15}, 0.001);
+  EXPECT_NEAR(g.step_ratio, 0.25, 1e-12);
+  EXPECT_NEAR(g.alpha, 0.15 - 0.01 / 3, 1e-12);
+  EXPECT_NEAR(g.uncertainty, 0.01 + 0.001, 1e-12);
+  // Only the last three crossings count.
+  g = crossings_at({0.3, 0.2, 0.185, 0.1775}, 0.001);
+  EXPECT_NEAR(g.alpha, 0.170, 1e-12);
+  // Steps that grow or change sign are not extrapolated: the last crossing, ± the last step.
+  auto l = crossings_at({0.2, 0.19, 0.17}, 0.001);
+  EXPECT_EQ(l.extrapolation, "last-step");
+  EXPECT_NEAR(l.alpha, 0.17, 1e-12);
+  EXPECT_NEAR(l.uncertainty, 0.021, 1e-12);
+  l = crossings_at({0.2, 0.19, 0.195}, 0.001);
+  EXPECT_EQ(l.extrapolation, "last-step");
+  EXPECT_NEAR(l.uncertainty, 0.006, 1e-12);
+  l = crossings_at({0.2, 0.19}, 0.002);
+  EXPECT_EQ(l.extrapolation, "last-step");
+  EXPECT_NEAR(l.uncertainty, 0.012, 1e-12);
+  const auto s = crossings_at({0.2}, 0.002);
+  EXPECT_EQ(s.extrapolation, "single");
+  EXPECT_NEAR(s.uncertainty, 0.002, 1e-15);
+  slr::tied::rs_threshold_limit empty;
+  EXPECT_THROW(slr::tied::extrapolate_threshold(empty), std::invalid_argument);
+  slr::tied::problem p;
+  EXPECT_THROW((void)slr::tied::rs_exponent_threshold_limit(p, 1e-3, 2e-4, 0.1, 0.3, 0.005), std::invalid_argument);
+}
+
+} // namespace

@@ -93,8 +93,9 @@ public:
   /// The row last journaled for a point (value_names filled in), or nullopt: what a resumed
   /// continuation chain warm-starts from.
   [[nodiscard]] std::optional<point_row> find_row(std::uint64_t point_id) const;
-  /// Whether a resume must (re)run this point: missing, or with retry_failed, failed/timeout.
-  [[nodiscard]] bool needs_run(std::uint64_t point_id, bool retry_failed) const;
+  /// Whether a resume must (re)run this point: missing, or with retry_failed, failed/timeout, or
+  /// with retry_not_converged, not_converged (its new record then replaces the old one).
+  [[nodiscard]] bool needs_run(std::uint64_t point_id, bool retry_failed, bool retry_not_converged = false) const;
 
   /// Appends a run_begin record (durable). Must precede record(); returns the run index.
   std::uint32_t begin_run(const run_start& start);

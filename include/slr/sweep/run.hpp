@@ -20,6 +20,7 @@ struct sweep_arguments {
   std::string extend_path;  ///< resume: replace the stored job by this extended job first (optional)
   std::string shard;        ///< run: "i/n" to sweep shard i (0 … n−1) of n only (job::partition); empty: all
   bool retry_failed = false; ///< resume: also run points recorded failed or timeout again
+  bool retry_not_converged = false; ///< resume: also run points recorded not_converged again
   double grace_s = 20;       ///< seconds running points may finish after a stop signal
   std::string mem_per_node;  ///< memory for concurrently running points per node, e.g. "64G" (empty: MemAvailable)
   double point_timeout_s = std::numeric_limits<double>::infinity(); ///< wall-time cap per point

@@ -11,6 +11,7 @@
 //          direct symmetric S, penalty λ d ‖S‖²_F; psd-nuclear S ⪰ 0, penalty λ d Tr S.
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,20 @@ inline constexpr std::array all_label_forms{label_form::seq2label, label_form::s
 [[nodiscard]] std::string_view label_form_name(label_form form) noexcept;
 /// Throws std::invalid_argument naming the accepted names.
 [[nodiscard]] label_form parse_label_form(std::string_view name);
+
+namespace detail {
+/// The value of `all` whose name_of(value) is `name`; throws std::invalid_argument
+/// "<what>: unknown value '<name>' (<the names>)" otherwise. Shared by the parse_* functions.
+template <class Enum, std::size_t N, class Name>
+Enum parse_named(const char* what, const std::array<Enum, N>& all, Name name_of, std::string_view name) {
+  std::string known;
+  for (auto value : all) {
+    if (name_of(value) == name) return value;
+    known += (known.empty() ? "" : ", ") + std::string(name_of(value));
+  }
+  throw std::invalid_argument(std::string(what) + ": unknown value '" + std::string(name) + "' (" + known + ")");
+}
+} // namespace detail
 
 /// Tokens per sequence the model takes, T ∈ [2, max_tokens]: the ERM data and kernels hold the
 /// T×T fields of a sequence on the stack (T² ≤ 256). The replica-symmetric theory takes fewer

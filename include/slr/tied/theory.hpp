@@ -11,6 +11,7 @@
 // Deterministic: results depend only on (problem, options) — no threads, no global state.
 // Known limit: at Δ = 0 well above the recovery threshold (Q̃0 q − m² → 0) the iteration may stall
 // (not_converged) or leave the admissible region (diverged).
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -34,6 +35,11 @@ enum class theory_status { ok, not_converged, diverged };
 /// choice at Δ = 0 where the Stein forms divide by Q̃0 q − m² → 0 above the recovery threshold;
 /// automatic: hessian when Δ = 0, stein otherwise.
 enum class hat_form { stein, hessian, automatic };
+inline constexpr std::array all_hat_forms{hat_form::stein, hat_form::hessian, hat_form::automatic};
+/// "stein", "hessian", "automatic".
+[[nodiscard]] std::string_view hat_form_name(hat_form form) noexcept;
+/// Throws std::invalid_argument "hats: unknown value ..." naming the accepted names.
+[[nodiscard]] hat_form parse_hat_form(std::string_view name);
 
 /// The primal overlaps of the fixed point.
 struct overlaps {

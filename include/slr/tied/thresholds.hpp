@@ -9,6 +9,9 @@
 // x ~ semicircle on [−2, 2]; α_rec = δ_sd/d² / (L − 1). The direct (ridge) student exploits no
 // structure: α_rec = (1/2)/(L − 1). Interpolation (Δ > 0) of the PSD student lies in
 // [(1/4)/(L − 1), α_rec]; the direct student interpolates at (1/2)/(L − 1).
+#include <string>
+#include <vector>
+
 #include "slr/tied/problem.hpp"
 #include "slr/tied/theory.hpp"
 
@@ -47,5 +50,38 @@ struct rs_threshold {
 [[nodiscard]] rs_threshold rs_exponent_threshold(problem p, double lambda1, double lambda2, double alpha_lo,
                                                  double alpha_hi, double alpha_tolerance,
                                                  const theory_options& options = {});
+
+/// The λ → 0+ limit of the RS crossing: the crossing of rs_exponent_threshold for every decade pair
+/// (λ, λ/10) from lambda_max down to lambda_min (λ = lambda_max·10^{-j}; at least one pair), then an
+/// extrapolation with an uncertainty that covers the drift (docs/theory.md §T5):
+///  - geometric: ≥ 3 crossings whose last two steps have one sign and shrink (ratio r ∈ (0, 1)):
+///    α = α_n + Δ_n r/(1 − r), Δ_n = α_n − α_{n−1}, r = Δ_n/Δ_{n−1}; uncertainty
+///    max(|α − α_n|, |Δ_n|) (α_n inside, and no less than the last decade's drift) plus the
+///    bisection half-width;
+///  - last-step: 2 crossings, or steps that do not shrink monotonically: α = α_n, uncertainty |Δ_n|
+///    (the next decade is assumed to move it no more than the last one did) plus the half-width;
+///  - single: one pair: α = α_1, uncertainty the half-width only (the drift is unknown).
+/// Each exponent solves the fixed point at every decade from lambda_max down to its λ2, each
+/// solve warm-starting the next, so small λ start near their solution. A later pair bisects first
+/// on ±bracket_step around the previous crossing and on [alpha_lo, alpha_hi] if that does not
+/// bracket 1/2. Throws as rs_exponent_threshold, and std::invalid_argument "lambda: ..." unless
+/// 0 < lambda_min ≤ lambda_max/10.
+struct rs_threshold_limit {
+  struct crossing {
+    double lambda1 = 0, lambda2 = 0, alpha = 0, half_width = 0;
+  };
+  std::vector<crossing> crossings; ///< in order of decreasing λ
+  double alpha = 0;                ///< extrapolated λ → 0+ threshold
+  double uncertainty = 0;          ///< half-width of the interval claimed for it
+  std::string extrapolation;       ///< "geometric", "last-step" or "single"
+  double step_ratio = 0;           ///< r of the geometric extrapolation (0 otherwise)
+  int fixed_points = 0;
+};
+[[nodiscard]] rs_threshold_limit rs_exponent_threshold_limit(const problem& p, double lambda_max, double lambda_min,
+                                                             double alpha_lo, double alpha_hi, double alpha_tolerance,
+                                                             const theory_options& options = {});
+
+/// The extrapolation step of rs_exponent_threshold_limit alone, on given crossings (exposed for tests).
+void extrapolate_threshold(rs_threshold_limit& limit);
 
 } // namespace slr::tied

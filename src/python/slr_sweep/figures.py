@@ -18,6 +18,8 @@ Tied attention (model tied-attention; rows with a parametrisation, see _tied_row
   recovery-threshold  alpha_rec (and alpha_interp)
   tied-tokens-temperature: fixed-point/erm test_noisy, train_loss, mse_s per (T, beta, beta0);
                       recovery-threshold alpha_rec per T
+  tied-training-error: fixed-point/erm train_loss, test_clean, q per (parametrisation, lambda);
+                      recovery-threshold alpha_interp (± alpha_interp_uncertainty), alpha_rec
 """
 import math
 import os
@@ -1538,6 +1540,32 @@ def _temperature_label(T, beta, beta0):
     return text
 
 
+def _erm_spread(ax, view, erm, y_name, colour, label, gid, clip_log=False):
+    """ERM markers of the rows `erm`, one series per d: mean ± s.d. over the seeds per alpha (the
+    spread of single runs, as the paper draws it). clip_log: a lower bar that would reach below zero
+    stops at a tenth of the mean (a log axis). Returns the alphas drawn and the rows drawn hollow."""
+    alpha, d, ok, y = view["alpha"], view["d"], _ok(view), _col(view, y_name)
+    alphas, not_ok = [], 0
+    for j, dd in enumerate(_finite_unique(d[erm])):
+        every = erm & _equal_mask(d, dd)
+        not_ok += _hollow_not_ok(ax, view, every, "alpha", y_name, colour)
+        stats = _mean_by(alpha[every & ok], y[every & ok])
+        if not stats:
+            continue
+        x = [st[0] for st in stats]
+        seeds = max(st[5] for st in stats)
+        spread = np.array([st[2] if st[5] > 1 and np.isfinite(st[2]) else 0.0 for st in stats])
+        means = np.array([st[1] for st in stats])
+        lower = np.minimum(spread, 0.9 * means) if clip_log else spread
+        runs = f"mean ± s.d. of {seeds} seeds" if seeds > 1 else "1 seed"
+        bars = ax.errorbar(x, means, yerr=[lower, spread], fmt=MARKERS[j % len(MARKERS)], ms=4, capsize=3,
+                           color=colour, label=f"{label}: ERM d={dd:g} ({runs})", zorder=3,
+                           **({"mec": "k", "mew": 0.4} if clip_log else {}))
+        bars.lines[0].set_gid(f"{gid}:d={dd:g}")
+        alphas.extend(x)
+    return alphas, not_ok
+
+
 def _tokens_temperature_row(axes, view, here, settings, colours):
     """One row of panels (TOKENS_QUANTITIES): per (T, beta, beta0) of `settings` the theory line and the
     ERM markers (mean ± s.d. over seeds) at each d, in the colour colours[setting]. Returns the alphas
@@ -1563,20 +1591,9 @@ def _tokens_temperature_row(axes, view, here, settings, colours):
                 line.set_gid(f"theory:T={T:g}:beta={beta:g}:beta0={beta0:g}")
                 alphas.extend(x)
             erm = rows & _mask_method(view, "erm") & np.isfinite(y)
-            for k, dd in enumerate(_finite_unique(d[erm])):
-                every = erm & _equal_mask(d, dd)
-                not_ok += _hollow_not_ok(ax, view, every, "alpha", name, colour)
-                stats = _mean_by(alpha[every & ok], y[every & ok])
-                if not stats:
-                    continue
-                x = [st[0] for st in stats]
-                seeds = max(st[5] for st in stats)
-                spread = [st[2] if st[5] > 1 and np.isfinite(st[2]) else 0.0 for st in stats]
-                runs = f"mean ± s.d. of {seeds} seeds" if seeds > 1 else "1 seed"
-                bars = ax.errorbar(x, [st[1] for st in stats], yerr=spread, fmt=MARKERS[k % len(MARKERS)], ms=4,
-                                   capsize=3, color=colour, label=f"{label}: ERM d={dd:g} ({runs})", zorder=3)
-                bars.lines[0].set_gid(f"erm:T={T:g}:beta={beta:g}:beta0={beta0:g}:d={dd:g}")
-                alphas.extend(x)
+            drawn, hollow = _erm_spread(ax, view, erm, name, colour, label, f"erm:T={T:g}:beta={beta:g}:beta0={beta0:g}")
+            alphas.extend(drawn)
+            not_ok += hollow
     return alphas, not_ok
 
 
@@ -1646,4 +1663,128 @@ def tied_tokens_temperature(cols):
         else:
             extra.set_visible(False)
     _shared_legend(fig, [ax for ax in axes if not getattr(ax, "_slr_keep_legend", False)])
+    return fig
+
+
+TRAINING_QUANTITIES = (("train_loss", "training error (1/n) Σ_μ ‖σ(h(Ŝ; X_μ)) − Y_μ‖²"),
+                       ("test_clean", "test error (clean labels)"),
+                       ("q", "(1/d)‖Ŝ‖²_F"))
+
+
+def _penalty_colours(lambdas):
+    """One colour per penalty, darker for smaller λ (the interpolation peak sharpens as λ → 0+)."""
+    import matplotlib
+
+    ordered = sorted(lambdas, reverse=True)
+    cmap = matplotlib.colormaps["viridis"]
+    return {lam: cmap(0.85 * i / max(1, len(ordered) - 1)) for i, lam in enumerate(reversed(ordered))}
+
+
+def _training_thresholds(ax, view, param, base, delta):
+    """The thresholds of one parametrisation on a panel: the RS interpolation threshold at the panel's Δ
+    (λ → 0+ extrapolation, its uncertainty shaded), the RS crossing at Δ = 0 (recovery), and the conic
+    recovery threshold α_rec (Δ = 0). Returns the alphas drawn."""
+    rows = _mask_method(view, "recovery-threshold") & _ok(view) & (view["parametrisation"] == param)
+    for key, value in base.items():  # a parameter the method does not take (beta) is NaN: accepted
+        rows &= _equal_mask(view[key], value) | np.isnan(view[key])
+    out, drawn = [], set()
+    for i in np.flatnonzero(rows):
+        row_delta = float(view["delta"][i])
+        interp = float(_col(view, "alpha_interp")[i])
+        spread = float(_col(view, "alpha_interp_uncertainty")[i])
+        if np.isfinite(interp) and row_delta == delta and "interp" not in drawn:
+            drawn.add("interp")
+            line = ax.axvline(interp, color="k", ls="-.", lw=1.1, zorder=1,
+                              label=f"α_interp (RS, λ → 0+, Δ={delta:g}) = {interp:.3f} ± {spread:.3f} ({param})")
+            line.set_gid(f"alpha_interp:{param}")
+            if np.isfinite(spread) and spread > 0:
+                ax.axvspan(interp - spread, interp + spread, color="k", alpha=0.08, lw=0, zorder=0)
+            out.append(interp)
+        elif np.isfinite(interp) and row_delta == 0 and "rec_rs" not in drawn:
+            drawn.add("rec_rs")
+            line = ax.axvline(interp, color="0.45", ls="--", lw=1.0, zorder=1,
+                              label=f"recovery threshold (RS, λ → 0+, Δ=0) = {interp:.3f} ± {spread:.3f} ({param})")
+            line.set_gid(f"alpha_rec_rs:{param}")
+            out.append(interp)
+        rec = float(_col(view, "alpha_rec")[i])
+        if np.isfinite(rec) and "rec" not in drawn:
+            drawn.add("rec")
+            line = ax.axvline(rec, color="0.45", ls=":", lw=1.2, zorder=1,
+                              label=f"recovery threshold α_rec (conic, Δ=0) = {rec:.4g} ({param})")
+            line.set_gid(f"alpha_rec:{param}")
+            out.append(rec)
+    return out
+
+
+@_figure("tied-training-error", "tied_training_error")
+def tied_training_error(cols):
+    """Training error, test error and (1/d)‖Ŝ‖²_F of tied attention against alpha at several small
+    penalties λ: one column per parametrisation, one row per quantity; colour = λ (darker = smaller),
+    theory lines (fixed-point) and ERM markers (mean ± s.d. over seeds) at the same λ. Below the
+    interpolation threshold α_interp the λ → 0+ training error vanishes (≈ λ-small in the plot); test
+    error and ‖Ŝ‖ peak there. Vertical lines: α_interp of the replica-symmetric exponent
+    (recovery-threshold with interpolation = rs, extrapolated to λ → 0+, uncertainty shaded), the RS
+    recovery crossing at Δ = 0 and the conic α_rec (docs/theory.md §T5)."""
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    view = _tied_view(cols)
+    tied = _tied_rows(view)
+    curves = tied & _mask_method(view, "fixed-point", "erm") & np.isfinite(_col(view, "train_loss"))
+    if not curves.any():
+        raise NoData("figure tied-training-error: no tied-attention rows of method fixed-point or erm with train_loss")
+    base_keys = ("T", "k0", "delta", "beta", "beta0")
+    settings = _settings(view, curves, base_keys)
+    if len(settings) > 1:
+        raise NoData(f"figure tied-training-error: the curves have several settings of {base_keys}: {settings}; "
+                     "select one with --where")
+    base = dict(zip(base_keys, settings[0]))
+    params = _parametrisations(view, curves)
+    lambdas = _finite_unique(view["lambda"][curves])
+    if len(lambdas) < 2:
+        raise NoData("figure tied-training-error: the curves have one penalty lambda; the figure compares several "
+                     "(the training error vanishes below alpha_interp only as lambda -> 0+)")
+    colours = _penalty_colours(lambdas)
+    fig, axes = _grid(len(TRAINING_QUANTITIES) * len(params), width=4.8, height=3.4, columns=len(params))
+    alpha, ok = view["alpha"], _ok(view)
+    for column, param in enumerate(params):
+        of_p = curves & (view["parametrisation"] == param)
+        for row, (name, label) in enumerate(TRAINING_QUANTITIES):
+            ax = axes[row * len(params) + column]
+            y = _col(view, name)
+            alphas, not_ok = [], 0
+            for lam in sorted(lambdas, reverse=True):
+                colour = colours[lam]
+                at = of_p & _equal_mask(view["lambda"], lam) & np.isfinite(y)
+                fp = at & _mask_method(view, "fixed-point")
+                not_ok += _hollow_not_ok(ax, view, fp, "alpha", name, colour)
+                stats = _mean_by(alpha[fp & ok], y[fp & ok])
+                if stats:
+                    x = [st[0] for st in stats]
+                    line, = ax.plot(x, [st[1] for st in stats], color=colour, label=f"λ={lam:g}: theory")
+                    line.set_gid(f"theory:{param}:lambda={lam:g}")
+                    alphas.extend(x)
+                erm = at & _mask_method(view, "erm")
+                drawn, hollow = _erm_spread(ax, view, erm, name, colour, f"λ={lam:g}", f"erm:{param}:lambda={lam:g}",
+                                            clip_log=True)
+                alphas.extend(drawn)
+                not_ok += hollow
+            alphas += _training_thresholds(ax, view, param, {k: v for k, v in base.items() if k != "delta"},
+                                           base["delta"])
+            _legend_not_ok(ax, not_ok)
+            _tied_log_axes(ax, alphas)
+            # Plain numbers on the alpha axis, at 1-2-3-5 steps (it spans a decade or two).
+            lo, hi = min(alphas), max(alphas)
+            ticks = [m * 10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                     for m in (1, 2, 3, 5) if lo <= m * 10.0 ** e <= hi]
+            if len(ticks) >= 2:
+                ax.set_xticks(ticks)
+                ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+                ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel("α = n/d²")
+            ax.set_ylabel(label)
+            title = ", ".join(f"{s}={v:g}" for s, v in (("T", base["T"]), ("k₀", base["k0"]), ("Δ", base["delta"])))
+            if base["beta"] != 1 or base["beta0"] != 1:
+                title += f", β={base['beta']:g}, β₀={base['beta0']:g}"
+            ax.set_title(f"{param}: {title}")
+    _shared_legend(fig, axes)
     return fig
