@@ -1688,12 +1688,23 @@ def _training_thresholds(ax, view, param, base, delta):
     for key, value in base.items():  # a parameter the method does not take (beta) is NaN: accepted
         rows &= _equal_mask(view[key], value) | np.isnan(view[key])
     out, drawn = [], set()
+    extras = _extras(view)
     for i in np.flatnonzero(rows):
         row_delta = float(view["delta"][i])
         interp = float(_col(view, "alpha_interp")[i])
         spread = float(_col(view, "alpha_interp_uncertainty")[i])
         if np.isfinite(interp) and row_delta == delta and "interp" not in drawn:
             drawn.add("interp")
+            crossings = [c[2] for c in extras[i].get("alpha_interp_crossings", []) if len(c) == 3]
+            steps = np.diff(crossings)
+            if len(steps) >= 2 and steps[-1] * steps[-2] < 0:
+                # Crossings that move back and forth have not converged in λ: no λ → 0+ value is claimed.
+                text = ", ".join(f"{c:.3f}" for c in crossings)
+                line = ax.axvline(interp, color="0.35", ls="-.", lw=1.0, zorder=1,
+                                  label=f"RS exponent crossings not converged in λ ({text}), last drawn ({param})")
+                line.set_gid(f"alpha_interp:{param}")
+                out.append(interp)
+                continue
             line = ax.axvline(interp, color="k", ls="-.", lw=1.1, zorder=1,
                               label=f"α_interp (RS, λ → 0+, Δ={delta:g}) = {interp:.3f} ± {spread:.3f} ({param})")
             line.set_gid(f"alpha_interp:{param}")
