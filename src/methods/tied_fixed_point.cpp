@@ -151,6 +151,11 @@ method_descriptor describe_tied_fixed_point() {
     auto support = nlohmann::ordered_json::array();
     for (const auto& piece : r.spectrum.support) support.push_back({piece.lo, piece.hi});
     extra["eig_support"] = support;
+    // The target's own law (S* is known from k0 alone), so a figure draws it beside the estimator's.
+    const auto target = tied::target_spectrum(problem.k0);
+    extra["target_grid"] = numbers(target.grid);
+    extra["target_density"] = numbers(target.density);
+    extra["target_atom_at_0"] = target.atom_at_0;
     record.extra_json = extra.dump();
     return record;
   };

@@ -333,4 +333,24 @@ estimator_spectrum spectrum_of_estimator(const problem& p, const prior_result& p
   return out;
 }
 
+estimator_spectrum target_spectrum(double k0) {
+  if (!(std::isfinite(k0) && k0 > 0 && k0 <= 1)) throw std::invalid_argument("k0: must be in (0, 1]");
+  const double c = 1 / k0, root = std::sqrt(c), scale = std::sqrt(k0);
+  const double lo = (root - 1) * (root - 1), hi = (root + 1) * (root + 1);
+  estimator_spectrum out;
+  out.atom_at_0 = 1 - k0;
+  out.support.push_back({scale * lo, scale * hi});
+  constexpr int points = 200;
+  for (int i = 0; i < points; ++i) {
+    const double w = lo + (hi - lo) * i / (points - 1);
+    const double inside = std::max(0.0, 4 * c * w - (w - 1 + c) * (w - 1 + c));
+    // At w = 0 (k0 = 1: lo = 0) the density diverges like w^{-1/2}; the grid point carries the
+    // limit of its right neighbourhood's formula, infinite, which a plot clips.
+    out.grid.push_back(scale * w);
+    out.density.push_back(w > 0 ? std::sqrt(inside) / (2 * std::numbers::pi * c * w) / scale
+                                : std::numeric_limits<double>::infinity());
+  }
+  return out;
+}
+
 } // namespace slr::tied

@@ -296,6 +296,16 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
     check(len(axes) == len(ERM_ALPHA), f"spectra: {len(axes)} panels, expected one per ERM alpha")
     for ax, a in zip(axes, ERM_ALPHA):
         check(ax.get_title().startswith(f"α={a:g}"), f"spectra panel title {ax.get_title()!r}")
+        # The target S* (k0 = 0.5): √k0 times a Marchenko–Pastur law of ratio 2, support
+        # √0.5 (√2 ∓ 1)² = [0.1213, 4.1213] (docs/theory.md §T1), atom 1 − k0 = 0.5 at 0.
+        target = by_gid(ax, "target-density")
+        check(len(target) == 1 and abs(target[0].get_xdata()[0] - 0.1213) < 1e-4 and
+              abs(target[0].get_xdata()[-1] - 4.1213) < 1e-4 and
+              abs(trapezoid(target[0].get_ydata(), target[0].get_xdata()) - 0.5) < 1e-2,
+              f"α={a}: the target's spectrum drawn with mass k0")
+        atom_marker = by_gid(ax, "target-atom")
+        check(len(atom_marker) == 1 and close(atom_marker[0].get_ydata(), [0.5]), f"α={a}: target atom 0.5")
+        check(ax.get_ylim()[1] >= 0.5, f"α={a}: the atoms fit on the density axis")
         for p in ("factorised", "direct"):
             rows = erm & (param == p) & (alpha == a)
             atom = float(np.mean(1 - cols["rank_rel_1e3"][rows]))

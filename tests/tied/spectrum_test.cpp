@@ -186,4 +186,30 @@ TEST(TiedSpectrum, RankCapKeepsTheTopKdEigenvalues) {
   EXPECT_THROW((void)slr::tied::prior_update(p, {0.0, 0.3, 0.3}), std::invalid_argument);
 }
 
+// The target's law: support √k0 (√c ∓ 1)², c = 1/k0 — in singular values [0.348, 2.030] for k0 = 0.5
+// (the Fig 1 target curve) — mass k0 besides the atom 1 − k0, and the free convolution with a
+// narrow semicircle (δ = 0.02: an independent route through the cubic of the resolvent) has the same
+// density to 3 % inside the support.
+TEST(TargetSpectrum, MarchenkoPasturLawOfTheTarget) {
+  for (double k0 : {0.5, 0.2, 0.8}) {
+    const auto t = slr::tied::target_spectrum(k0);
+    ASSERT_EQ(t.grid.size(), 200u);
+    EXPECT_NEAR(t.atom_at_0, 1 - k0, 1e-15);
+    double mass = 0;
+    for (std::size_t i = 1; i < t.grid.size(); ++i)
+      mass += 0.5 * (t.density[i] + t.density[i - 1]) * (t.grid[i] - t.grid[i - 1]);
+    // Trapezoid on the 200 grid points across square-root edges (k0 = 0.8: the lower edge is at
+    // 0.012, where the density is large): 1.3 % of the mass at most.
+    EXPECT_NEAR(mass, k0, 0.015) << "k0 " << k0;
+    const slr::tied::free_convolution law(k0, 0.02);
+    for (std::size_t i = 20; i < t.grid.size() - 20; i += 20)
+      EXPECT_NEAR(t.density[i], law.density(t.grid[i]), 0.03 * t.density[i]) << "k0 " << k0 << " x " << t.grid[i];
+  }
+  const auto half = slr::tied::target_spectrum(0.5);
+  EXPECT_NEAR(std::sqrt(half.grid.front()), 0.348, 5e-4);
+  EXPECT_NEAR(std::sqrt(half.grid.back()), 2.030, 5e-4);
+  EXPECT_THROW((void)slr::tied::target_spectrum(0.0), std::invalid_argument);
+  EXPECT_THROW((void)slr::tied::target_spectrum(1.5), std::invalid_argument);
+}
+
 } // namespace

@@ -121,4 +121,11 @@ struct estimator_spectrum {
 /// From a prior_result of the same problem (uses its delta, eps, scale, cut).
 [[nodiscard]] estimator_spectrum spectrum_of_estimator(const problem& p, const prior_result& prior);
 
+/// Spectral law of the target S* itself (eigenvalues): √k0 times a Marchenko–Pastur law of ratio
+/// c = 1/k0, density ρ(w) = √(4cw − (w − 1 + c)²)/(2πcw) on [(√c − 1)², (√c + 1)²] (mass k0), and
+/// the atom 1 − k0 at 0 (docs/theory.md §T1). grid/density as for the estimator (200 points over
+/// the support, edges included); quantile_p/quantiles left empty. Throws std::invalid_argument
+/// "k0: ..." unless 0 < k0 ≤ 1.
+[[nodiscard]] estimator_spectrum target_spectrum(double k0);
+
 } // namespace slr::tied

@@ -1390,6 +1390,7 @@ def tied_spectra(cols):
         bins = int(np.clip(2 * math.sqrt(max(nonzero, 1)), 10, 50))
         edges = np.linspace(0.0, upper * (1 + 1e-9), bins + 1)
         width = edges[1] - edges[0]
+        tallest = 0.0
         for p, kk, dd, values, weights, zeros, total, runs, theory in prepared:
             colour = PARAMETRISATION_COLOURS.get(p, "tab:gray")
             name = p + (f", k={kk:g}" if several_k else "")
@@ -1400,10 +1401,12 @@ def tied_spectra(cols):
                 for patch in patches:
                     patch.set_gid(f"erm-hist:{p}:k={kk:g}")
                 if atom > 0:
-                    bar = Line2D([0, 0], [0, atom], transform=ax.get_xaxis_transform(), color=colour, lw=7, alpha=0.5,
+                    # An atom of mass m is a bar of height m in the units of the density axis.
+                    bar = Line2D([0, 0], [0, atom], color=colour, lw=7, alpha=0.5,
                                  solid_capstyle="butt", gid=f"erm-atom:{p}:k={kk:g}")
                     ax.add_artist(bar)
-                    ax.annotate(f"{atom:.2f}", xy=(0, atom), xycoords=ax.get_xaxis_transform(), xytext=(5, 0),
+                    tallest = max(tallest, atom)
+                    ax.annotate(f"{atom:.2f}", xy=(0, atom), xytext=(5, 0),
                                 textcoords="offset points", va="center", fontsize="small", color=colour)
                     ax.plot([], [], color=colour, lw=7, alpha=0.5,
                             label=f"{name}: ERM atom at 0 = {atom:.3g} (|λ| ≤ {ZERO_RELATIVE:g} max)")
@@ -1412,17 +1415,33 @@ def tied_spectra(cols):
                                 label=f"{name}: theory (d → ∞)")
                 line.set_gid(f"theory-density:{p}:k={kk:g}")
                 if theory["atom_at_0"] > 0:
-                    tick = Line2D([0], [theory["atom_at_0"]], transform=ax.get_xaxis_transform(), ls="none", marker="_",
+                    tick = Line2D([0], [theory["atom_at_0"]], ls="none", marker="_",
                                   ms=14, mew=2.2, color=colour, gid=f"theory-atom:{p}:k={kk:g}")
                     ax.add_artist(tick)
+                    tallest = max(tallest, theory["atom_at_0"])
                     ax.plot([], [], ls="none", marker="_", ms=14, mew=2.2, color=colour,
                             label=f"{name}: theory atom at 0 = {theory['atom_at_0']:.3g}")
             else:
                 ax.plot([], [], " ", label=f"{name}: no fixed-point row at α={a:g}")
+        target = next((e for e in (extras[i] for i in np.flatnonzero(fp & _setting_rows(view, setting)))
+                       if "target_density" in e), None)
+        if target is not None:
+            # The target S* (its law depends on k0 alone; archived by the fixed-point rows).
+            t = spectrum_of({"method": "fixed-point", "atom_at_0": target.get("target_atom_at_0", 0.0)},
+                            {"eig_grid": target["target_grid"], "eig_density": target["target_density"]},
+                            singular_values=True)
+            line, = ax.plot(t["grid"], t["density"], color="tab:red", ls="--", lw=1.2,
+                            label=f"target S* (Marchenko–Pastur, k₀): atom at 0 = {t['atom_at_0']:.3g}")
+            line.set_gid("target-density")
+            if t["atom_at_0"] > 0:
+                ax.plot([0], [t["atom_at_0"]], ls="none", marker="x", ms=7, color="tab:red", gid="target-atom")
+                tallest = max(tallest, t["atom_at_0"])
         ax.set_xlim(left=-0.02 * upper)
         ax.set_ylim(bottom=0)
+        if tallest > ax.get_ylim()[1]:
+            ax.set_ylim(top=1.08 * tallest)
         ax.set_xlabel("singular value of Ŝ (|eigenvalue|)")
-        ax.set_ylabel("density (atom at 0: bar height = mass)")
+        ax.set_ylabel("density of the nonzero values;\natoms at 0: bar height = mass")
         title = _tied_title(setting)
         ax.set_title(f"α={a:g}" + (f", {title}" if title else ""))
         ax.legend(loc="upper right")
