@@ -250,7 +250,7 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
         xs = sorted(set(alpha[rows]))
         values = [cols[column][rows & (alpha == a)] for a in xs]
         return (np.array(xs), np.array([v.mean() for v in values]),
-                np.array([v.std(ddof=1) / math.sqrt(v.size) for v in values]))
+                np.array([v.std(ddof=1) for v in values]))
 
     rec = {p: float(cols["alpha_rec"][thr & (param == p)][0]) for p in ("factorised", "direct")}
     check(abs(rec["factorised"] - 0.2111) < 2e-3 and abs(rec["direct"] - 0.25) < 1e-9, f"thresholds {rec}")
@@ -266,6 +266,9 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
                 x, y = theory(column, p, kk)
                 check(len(lines) == 1 and close(lines[0].get_xdata(), x) and close(lines[0].get_ydata(), y),
                       f"{column} theory line {p} k={kk}")
+            widths = [by_gid(ax, f"theory:{p}:k={kk:g}") for kk in (0.75, 1.0)]
+            check(all(widths) and widths[0][0].get_color() != widths[1][0].get_color(),
+                  f"{column} {p}: the two widths in two colours")
             bars = errorbar(ax, f"erm:{p}:k=1:d=30")
             x, mean, err = erm_stats(column, p)
             check(bars is not None and close(bars[0], x) and close(bars[1], mean) and close(bars[2], err, 1e-9),
@@ -275,6 +278,10 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
 
     fig = slr_sweep.figure(archive, "tied-rank", style="paper")
     ax = fig.axes[0]
+    # Reference levels: k0 = 0.5, the large-alpha limit (1 + k0)/2 = 0.75 at Delta > 0, the cap k = 0.75.
+    for gid, level in (("rank-k0", 0.5), ("rank-limit", 0.75), ("rank-cap:k=0.75", 0.75)):
+        line = by_gid(ax, gid)
+        check(len(line) == 1 and close(line[0].get_ydata(), [level, level]), f"rank reference line {gid}")
     for p in ("factorised", "direct"):
         x, y = theory("rank_fraction", p, 1.0)
         lines = by_gid(ax, f"theory:{p}:k=1")

@@ -1095,6 +1095,17 @@ def mismatched(cols):
 TIED_KEYS = ("T", "k0", "lambda", "delta", "beta", "beta0")
 PARAMETRISATION_ORDER = ["factorised", "psd-nuclear", "direct"]
 PARAMETRISATION_COLOURS = {"factorised": "tab:blue", "psd-nuclear": "tab:green", "direct": "tab:red"}
+# Further student widths k of one parametrisation (the largest k takes the colour above).
+WIDTH_COLOURS = {"factorised": ["tab:purple", "tab:cyan"], "psd-nuclear": ["tab:olive", "tab:brown"],
+                 "direct": ["tab:orange", "tab:pink"]}
+
+
+def _width_colour(parametrisation, index_from_largest):
+    """The colour of the index-th largest student width k of a parametrisation."""
+    if index_from_largest == 0:
+        return PARAMETRISATION_COLOURS.get(parametrisation, "tab:gray")
+    others = WIDTH_COLOURS.get(parametrisation, ["0.4", "0.6"])
+    return others[(index_from_largest - 1) % len(others)]
 # At most this many alpha panels per setting in tied-spectra (the paper shows four).
 SPECTRA_PANELS = 4
 
@@ -1174,14 +1185,15 @@ def _extras(cols):
 
 
 def _errors(view, rows, stats, stderr_name):
-    """Error bar per alpha of `stats` (from _mean_by over `rows`): s.d./sqrt(seeds) over the repeats;
-    with one run, its own standard error (column stderr_name) if it has one, else 0."""
+    """Error bar per alpha of `stats` (from _mean_by over `rows`): the s.d. over the repeats (the
+    spread of single runs, as the paper draws it); with one run, its own standard error (column
+    stderr_name) if it has one, else 0."""
     alpha = view["alpha"]
     stderr = _col(view, stderr_name) if stderr_name else np.full(_n(view), np.nan)
     out = []
     for a, _, std, _, _, count in stats:
         if count > 1 and np.isfinite(std):
-            out.append(std / math.sqrt(count))
+            out.append(std)
         else:
             own = stderr[rows & _equal_mask(alpha, a)]
             out.append(float(np.nanmean(own)) if np.isfinite(own).any() else 0.0)
@@ -1190,7 +1202,7 @@ def _errors(view, rows, stats, stderr_name):
 
 def _tied_series(ax, view, here, theory_y, erm_y, erm_stderr=None, parametrisations=None):
     """Theory lines (fixed-point, theory_y vs alpha) per (parametrisation, k) and ERM markers (erm_y,
-    mean ± s.d./sqrt(seeds) per alpha) per (parametrisation, k, d) of the rows `here`. Returns the
+    mean ± s.d. over the seeds per alpha) per (parametrisation, k, d) of the rows `here`. Returns the
     alphas drawn and how many rows were drawn hollow (status not ok)."""
     fp = here & _mask_method(view, "fixed-point") & np.isfinite(_col(view, theory_y))
     erm = here & _mask_method(view, "erm") & np.isfinite(_col(view, erm_y))
@@ -1201,9 +1213,12 @@ def _tied_series(ax, view, here, theory_y, erm_y, erm_stderr=None, parametrisati
     several_k = len(ks) > 1
     alphas, not_ok = [], 0
     for p in parametrisations or _parametrisations(view, fp | erm):
-        colour = PARAMETRISATION_COLOURS.get(p, "tab:gray")
         of_p = view["parametrisation"] == p
         for i, kk in enumerate(ks):
+            # Widths in one colour each (the largest takes the parametrisation's); the first curve is
+            # drawn wide and light, later ones thin and dashed on top, so curves that coincide (a
+            # width cap that is not reached) both stay visible.
+            colour = _width_colour(p, len(ks) - 1 - i) if several_k else PARAMETRISATION_COLOURS.get(p, "tab:gray")
             k_text = "" if not several_k or (isinstance(kk, float) and math.isnan(kk)) else f", k={kk:g}"
             every = fp & of_p & _equal_mask(k, kk)
             if every.any():
@@ -1211,8 +1226,9 @@ def _tied_series(ax, view, here, theory_y, erm_y, erm_stderr=None, parametrisati
                 stats = _mean_by(alpha[every & ok], _col(view, theory_y)[every & ok])
                 if stats:
                     x, y = [s[0] for s in stats], [s[1] for s in stats]
-                    line, = ax.plot(x, y, ls=LINESTYLES[i % len(LINESTYLES)], color=colour,
-                                    label=f"{p}{k_text}: theory")
+                    style = {"lw": 3.2, "alpha": 0.55} if several_k and i == 0 else \
+                        {"lw": 1.3, "ls": "--" if several_k else "-"}
+                    line, = ax.plot(x, y, color=colour, label=f"{p}{k_text}: theory", **style)
                     line.set_gid(f"theory:{p}:k={kk:g}")
                     alphas.extend(x)
             for j, dd in enumerate(ds):
@@ -1226,7 +1242,7 @@ def _tied_series(ax, view, here, theory_y, erm_y, erm_stderr=None, parametrisati
                     continue
                 x, y = [s[0] for s in stats], [s[1] for s in stats]
                 seeds = max(s[5] for s in stats)
-                runs = f"({seeds} seeds, mean ± s.d./√seeds)" if seeds > 1 else "(1 seed)"
+                runs = f"({seeds} seeds, mean ± s.d.)" if seeds > 1 else "(1 seed, ± its standard error)"
                 bars = ax.errorbar(x, y, yerr=_errors(view, rows, stats, erm_stderr), fmt=MARKERS[j % len(MARKERS)],
                                    ms=4, capsize=3, color=colour, label=f"{p}{k_text}: ERM d={dd:g} {runs}", zorder=3)
                 bars.lines[0].set_gid(f"erm:{p}:k={kk:g}:d={dd:g}")
@@ -1245,8 +1261,8 @@ def _thresholds(ax, view, setting):
     for i in rows:
         p = view["parametrisation"][i] or "?"
         colour = PARAMETRISATION_COLOURS.get(p, "0.3")
-        for name, ls, text in (("alpha_rec", ":", "recovery threshold α_rec"),
-                               ("alpha_interp", "-.", "interpolation threshold α_interp (RS)")):
+        for name, ls, text in (("alpha_rec", ":", "recovery threshold α_rec (Δ = 0, conic)"),
+                               ("alpha_interp", "-.", "interpolation threshold α_interp (RS, λ → 0+)")):
             value = float(_col(view, name)[i])
             if not np.isfinite(value) or (p, name, value) in drawn:
                 continue
@@ -1268,7 +1284,7 @@ def _tied_log_axes(ax, alphas, log_y=True):
 @_figure("tied-learning-curve", "tied_learning_curve")
 def tied_learning_curve(cols):
     """test_clean (left) and test_noisy (right) vs alpha: theory lines per (k, parametrisation), ERM
-    markers (mean ± s.d./sqrt(seeds)), recovery thresholds dotted; one row of panels per setting."""
+    markers (mean ± s.d. over the seeds), recovery thresholds dotted; one row of panels per setting."""
     view = _tied_view(cols)
     tied = _tied_rows(view)
     curves = tied & _mask_method(view, "fixed-point", "erm") & \
@@ -1452,7 +1468,7 @@ def tied_spectra(cols):
 @_figure("tied-rank", "tied_rank")
 def tied_rank(cols):
     """Rank fraction vs alpha: theory rank_fraction (fixed-point) lines, ERM rank_rel_1e3 markers (the
-    fraction of eigenvalues with |λ| > 1e-3 max|λ|; mean ± s.d./sqrt(seeds))."""
+    fraction of eigenvalues with |λ| > 1e-3 max|λ|; mean ± s.d. over the seeds)."""
     view = _tied_view(cols)
     tied = _tied_rows(view)
     rows = tied & ((_mask_method(view, "fixed-point") & np.isfinite(_col(view, "rank_fraction"))) |
@@ -1466,6 +1482,21 @@ def tied_rank(cols):
         here = tied & _setting_rows(view, setting)
         alphas, not_ok = _tied_series(ax, view, here, "rank_fraction", "rank_rel_1e3")
         alphas += _thresholds(ax, view, setting)
+        # Reference levels (docs/theory.md §T4): the target's rank k0; the large-alpha limit of the
+        # estimator's rank at Δ > 0, (1 + k0)/2 (half of the target's smeared null space survives
+        # the threshold); the width caps k < 1 of factorised students (rank ≤ k d).
+        k0 = setting[TIED_KEYS.index("k0")]
+        delta = setting[TIED_KEYS.index("delta")]
+        if np.isfinite(k0):
+            ax.axhline(k0, color="0.3", ls=":", lw=1.0, label=f"rank of the target S*: k₀ = {k0:g}", gid="rank-k0")
+            if np.isfinite(delta) and delta > 0:
+                ax.axhline((1 + k0) / 2, color="0.3", ls="--", lw=1.0,
+                           label=f"large-α limit (1 + k₀)/2 = {(1 + k0) / 2:g} (Δ > 0)", gid="rank-limit")
+        caps = [kk for kk in _finite_unique(view["k"][here & (view["parametrisation"] == "factorised")]) if kk < 1]
+        for kk in caps:
+            ax.axhline(kk, color=_width_colour("factorised", 1), ls=(0, (1, 1)), lw=1.4,
+                       label=f"width cap k = {kk:g} (factorised: rank ≤ k d); not reached where the two k coincide",
+                       gid=f"rank-cap:k={kk:g}")
         _legend_not_ok(ax, not_ok)
         _tied_log_axes(ax, alphas, log_y=False)
         ax.set_ylim(0, 1.05)
