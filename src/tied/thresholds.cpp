@@ -199,7 +199,10 @@ void extrapolate_threshold(rs_threshold_limit& limit) {
     }
   }
   limit.extrapolation = "last-step";
-  limit.uncertainty = std::abs(last) + half;
+  // Steps that grow or change sign: the crossings have not settled, and the next decade may move
+  // as far as either of the last two did.
+  const double before = n >= 3 ? std::abs(c[n - 2].alpha - c[n - 3].alpha) : 0.0;
+  limit.uncertainty = std::max(std::abs(last), before) + half;
 }
 
 rs_threshold_limit rs_exponent_threshold_limit(const problem& p0, double lambda_max, double lambda_min, double alpha_lo,

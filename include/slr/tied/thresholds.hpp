@@ -58,8 +58,9 @@ struct rs_threshold {
 ///    α = α_n + Δ_n r/(1 − r), Δ_n = α_n − α_{n−1}, r = Δ_n/Δ_{n−1}; uncertainty
 ///    max(|α − α_n|, |Δ_n|) (α_n inside, and no less than the last decade's drift) plus the
 ///    bisection half-width;
-///  - last-step: 2 crossings, or steps that do not shrink monotonically: α = α_n, uncertainty |Δ_n|
-///    (the next decade is assumed to move it no more than the last one did) plus the half-width;
+///  - last-step: 2 crossings, or steps that do not shrink monotonically: α = α_n, uncertainty the
+///    larger of the last two steps |Δ_n|, |Δ_{n−1}| (the next decade is assumed to move it no more
+///    than they did) plus the half-width;
 ///  - single: one pair: α = α_1, uncertainty the half-width only (the drift is unknown).
 /// Each exponent solves the fixed point at every decade from lambda_max down to its λ2, each
 /// solve warm-starting the next, so small λ start near their solution. A later pair bisects first
