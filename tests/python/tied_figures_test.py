@@ -191,6 +191,11 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
               f"point {pid} ({param[i]}): the law of |λ| has mass {trapezoid(folded['density'], folded['grid'])}")
         check(folded["quantiles"].shape == (101,) and folded["quantiles"].min() >= 0 and
               np.all(np.diff(folded["quantiles"]) >= -1e-12), "quantiles of |λ|")
+        rooted = slr_sweep.spectrum(archive, pid, root=True)
+        check(close(rooted["grid"], np.sqrt(folded["grid"])) and close(rooted["quantiles"], np.sqrt(folded["quantiles"])) and
+              abs(trapezoid(rooted["density"], rooted["grid"]) - (1 - atom)) < 2e-2 and rooted["atom_at_0"] == atom,
+              f"point {pid}: the law of √|λ| (the paper's units) keeps the mass "
+              f"{trapezoid(rooted['density'], rooted['grid'])} and the atom")
         if param[i] == "factorised":
             check(close(folded["density"], s["density"]), "PSD estimator: the singular-value law is the eigenvalue law")
         else:
@@ -201,6 +206,8 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
         check(eig.shape == (30,) and np.all(np.diff(eig) >= 0), "ERM eigenvalues: d of them, ascending")
         s = slr_sweep.spectrum(archive, pid, singular_values=True)
         check(s["kind"] == "erm" and close(s["eigenvalues"], np.sort(np.abs(eig))), "ERM |eigenvalues|")
+        check(close(slr_sweep.spectrum(archive, pid, root=True)["eigenvalues"], np.sqrt(np.sort(np.abs(eig)))),
+              "ERM √|eigenvalues|")
         check(abs(s["atom_at_0"] - (1 - cols["rank_rel_1e3"][i])) < 1e-12, "ERM atom = 1 - rank_rel_1e3")
     try:
         slr_sweep.spectrum(archive, int(cols["point_id"][np.flatnonzero(thr)[0]]))
@@ -303,11 +310,12 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
     check(len(axes) == len(ERM_ALPHA), f"spectra: {len(axes)} panels, expected one per ERM alpha")
     for ax, a in zip(axes, ERM_ALPHA):
         check(ax.get_title().startswith(f"α={a:g}"), f"spectra panel title {ax.get_title()!r}")
-        # The target S* (k0 = 0.5): √k0 times a Marchenko–Pastur law of ratio 2, support
-        # √0.5 (√2 ∓ 1)² = [0.1213, 4.1213] (docs/theory.md §T1), atom 1 − k0 = 0.5 at 0.
+        # The target S* (k0 = 0.5): √k0 times a Marchenko–Pastur law of ratio 2, eigenvalues on
+        # √0.5 (√2 ∓ 1)² = [0.1213, 4.1213] (docs/theory.md §T1), in the paper's units √λ on
+        # [0.348, 2.030]; atom 1 − k0 = 0.5 at 0.
         target = by_gid(ax, "target-density")
-        check(len(target) == 1 and abs(target[0].get_xdata()[0] - 0.1213) < 1e-4 and
-              abs(target[0].get_xdata()[-1] - 4.1213) < 1e-4 and
+        check(len(target) == 1 and abs(target[0].get_xdata()[0] - 0.3483) < 1e-4 and
+              abs(target[0].get_xdata()[-1] - 2.0301) < 1e-4 and
               abs(trapezoid(target[0].get_ydata(), target[0].get_xdata()) - 0.5) < 1e-2,
               f"α={a}: the target's spectrum drawn with mass k0")
         atom_marker = by_gid(ax, "target-atom")
@@ -323,11 +331,11 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
                 bar = by_gid(ax, f"erm-atom:{p}:k=1")
                 check(len(bar) == 1 and close(bar[0].get_ydata(), [0, atom]), f"α={a} {p}: ERM atom bar")
             i = np.flatnonzero(fp & (param == p) & (k == 1.0) & (alpha == a))[0]
-            s = slr_sweep.spectrum(archive, int(cols["point_id"][i]), singular_values=True)
+            s = slr_sweep.spectrum(archive, int(cols["point_id"][i]), root=True)
             lines = by_gid(ax, f"theory-density:{p}:k=1")
             check(len(lines) == 1 and close(lines[0].get_xdata(), s["grid"]) and
                   close(lines[0].get_ydata(), s["density"]),
-                  f"α={a} {p}: theory density line = the archive's (in singular-value units)")
+                  f"α={a} {p}: theory density line = the archive's (in the paper's units √|λ|)")
             check(lines and abs(trapezoid(lines[0].get_ydata(), lines[0].get_xdata()) - (1 - s["atom_at_0"])) < 1e-2,
                   f"α={a} {p}: theory density mass")
             if s["atom_at_0"] > 0:

@@ -107,13 +107,14 @@ def arrays(path, point_id):
     return _arrays(path, point_id)
 
 
-def spectrum(path, point_id, singular_values=False):
+def spectrum(path, point_id, singular_values=False, root=False):
     """The eigenvalue spectrum of the estimator at one tied-attention point: the theory's quantiles,
     density grid and atom at 0 (fixed-point) or the eigenvalues of the trained matrix (erm), as a dict
-    with kind "theory" or "erm" (see archive.spectrum); singular_values=True: the law of |λ|."""
+    with kind "theory" or "erm" (see archive.spectrum); singular_values=True: the law of |λ|;
+    root=True: the law of √|λ| (the paper's singular values σ(W)/(r d)^{1/4} of the factorised student)."""
     from .archive import spectrum as _spectrum
 
-    return _spectrum(path, point_id, singular_values=singular_values)
+    return _spectrum(path, point_id, singular_values=singular_values, root=root)
 
 
 def figure_names():

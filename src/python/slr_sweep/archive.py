@@ -615,8 +615,10 @@ def _fold_histogram(edges, counts):
     return new_edges, new_counts
 
 
-def spectrum_of(row, extra, singular_values=False):
+def spectrum_of(row, extra, singular_values=False, root=False):
     """The spectrum of one point from its row and parsed extra_json (see spectrum)."""
+    if root:
+        return _root(spectrum_of(row, extra, singular_values=True))
     method = str(row.get("method", ""))
     if "eig_density" in extra or "eig_quantiles" in extra:
         grid = np.asarray(extra.get("eig_grid", []), dtype=float)
@@ -657,7 +659,21 @@ def spectrum_of(row, extra, singular_values=False):
                    "(tied-attention fixed-point: eig_*; erm: eigenvalues or eigenvalue_histogram)")
 
 
-def spectrum(path, point_id, singular_values=False):
+def _root(s):
+    """A spectrum of |λ| mapped to √|λ|: values and quantiles by the square root, a density by
+    ρ(√x)·2√x at the same points, histogram edges by the square root (counts unchanged); the atom at 0
+    and every mass are unchanged."""
+    out = dict(s)
+    for key in ("grid", "quantiles", "support", "eigenvalues", "edges"):
+        if key in out:
+            out[key] = np.sqrt(np.maximum(np.asarray(out[key], dtype=float), 0.0))
+    if "density" in out:
+        out["density"] = 2 * out["grid"] * np.asarray(s["density"], dtype=float)
+    out["root"] = True
+    return out
+
+
+def spectrum(path, point_id, singular_values=False, root=False):
     """The eigenvalue spectrum of the estimator Ŝ at one tied-attention point, as a dict:
 
     * fixed-point (theory, d → ∞): kind "theory", levels (0, 0.01, …, 1), quantiles (101, the atom at
@@ -669,7 +685,10 @@ def spectrum(path, point_id, singular_values=False):
 
     singular_values=True gives the law of |λ| (the singular values of Ŝ, as the paper plots them;
     the same for the PSD factorised estimator): the density folded onto [0, max|λ|] and quantiles
-    recomputed from it, |eigenvalues| sorted, the histogram re-binned. Raises KeyError if there is
-    no such point or it has no spectrum."""
+    recomputed from it, |eigenvalues| sorted, the histogram re-binned. root=True (implies
+    singular_values) maps that law to √|λ|: for the factorised student √λ(Ŝ) = σ(W)/(r d)^{1/4}, the
+    singular values of its weights, the units in which the paper draws its spectra (density
+    ρ(√x)·2√x on the same points, atom at 0 unchanged). Raises KeyError if there is no such point or it
+    has no spectrum."""
     row, extra = _point_extra(path, point_id)
-    return spectrum_of(row, extra, singular_values)
+    return spectrum_of(row, extra, singular_values, root)

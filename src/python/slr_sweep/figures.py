@@ -1316,7 +1316,7 @@ def _erm_spectrum_group(view, extras, rows):
     values, weights, zeros, total = [], [], 0.0, 0.0
     for i in np.flatnonzero(rows):
         row = {"method": "erm", "point_id": view["point_id"][i], "rank_rel_1e3": _col(view, "rank_rel_1e3")[i]}
-        s = spectrum_of(row, extras[i], singular_values=True)
+        s = spectrum_of(row, extras[i], singular_values=True, root=True)
         atom = s["atom_at_0"] if np.isfinite(s["atom_at_0"]) else 0.0
         if "eigenvalues" in s:
             eig = s["eigenvalues"]
@@ -1353,10 +1353,12 @@ def _pick(values, count):
 
 @_figure("tied-spectra", "tied_spectra")
 def tied_spectra(cols):
-    """Spectra of Ŝ in singular-value units, one panel per alpha of the ERM rows with eigenvalues (up to
-    four, of the largest d): the ERM histogram of the nonzero |λ| (normalised so that its area is the
+    """Spectra of Ŝ in the paper's units, √λ(Ŝ) = σ(W)/(r d)^{1/4} (the singular values of the factorised
+    student's weights; √|λ| for direct), one panel per alpha of the ERM rows with eigenvalues (up to
+    four, of the largest d): the ERM histogram of the nonzero values (normalised so that its area is the
     fraction of nonzero eigenvalues) with the theory density of the fixed-point row at the same alpha,
-    parametrisation and k; the atom at 0 as a bar at x = 0 whose height is its mass (axes fraction)."""
+    parametrisation and k, and the target S* dashed; atoms at 0 as bars whose height is their mass on
+    the density axis."""
     from matplotlib.lines import Line2D
 
     from .archive import ZERO_RELATIVE, spectrum_of
@@ -1395,7 +1397,7 @@ def tied_spectra(cols):
             if theory_rows.size:
                 i = theory_rows[0]
                 theory = spectrum_of({"method": "fixed-point", "atom_at_0": _col(view, "atom_at_0")[i]},
-                                     extras[i], singular_values=True)
+                                     extras[i], singular_values=True, root=True)
                 if theory["grid"].size:
                     upper = max(upper, float(theory["grid"].max()))
             if values.size:
@@ -1445,7 +1447,7 @@ def tied_spectra(cols):
             # The target S* (its law depends on k0 alone; archived by the fixed-point rows).
             t = spectrum_of({"method": "fixed-point", "atom_at_0": target.get("target_atom_at_0", 0.0)},
                             {"eig_grid": target["target_grid"], "eig_density": target["target_density"]},
-                            singular_values=True)
+                            singular_values=True, root=True)
             line, = ax.plot(t["grid"], t["density"], color="tab:red", ls="--", lw=1.2,
                             label=f"target S* (Marchenko–Pastur, k₀): atom at 0 = {t['atom_at_0']:.3g}")
             line.set_gid("target-density")
@@ -1456,7 +1458,7 @@ def tied_spectra(cols):
         ax.set_ylim(bottom=0)
         if tallest > ax.get_ylim()[1]:
             ax.set_ylim(top=1.08 * tallest)
-        ax.set_xlabel("singular value of Ŝ (|eigenvalue|)")
+        ax.set_xlabel("√λ(Ŝ) = σ(W)/(r d)^¼" + (" (√|λ| for direct)" if any(g[0] == "direct" for g in groups) else ""))
         ax.set_ylabel("density of the nonzero values;\natoms at 0: bar height = mass")
         title = _tied_title(setting)
         ax.set_title(f"α={a:g}" + (f", {title}" if title else ""))
