@@ -1243,7 +1243,9 @@ def _tied_series(ax, view, here, theory_y, erm_y, erm_stderr=None, parametrisati
                 x, y = [s[0] for s in stats], [s[1] for s in stats]
                 seeds = max(s[5] for s in stats)
                 runs = f"({seeds} seeds, mean ± s.d.)" if seeds > 1 else "(1 seed, ± its standard error)"
-                bars = ax.errorbar(x, y, yerr=_errors(view, rows, stats, erm_stderr), fmt=MARKERS[j % len(MARKERS)],
+                # A marker per (k, d), so the widths' markers stay apart where their values coincide.
+                bars = ax.errorbar(x, y, yerr=_errors(view, rows, stats, erm_stderr),
+                                   fmt=MARKERS[(j + (len(ks) - 1 - i)) % len(MARKERS)],
                                    ms=4, capsize=3, color=colour, label=f"{p}{k_text}: ERM d={dd:g} {runs}", zorder=3)
                 bars.lines[0].set_gid(f"erm:{p}:k={kk:g}:d={dd:g}")
                 alphas.extend(x)
