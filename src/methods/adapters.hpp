@@ -27,8 +27,9 @@ option_spec tied_hats_option();
 /// "qmc-points" of the tied theory's methods: log2 of the scrambled Sobol points of the fixed point's
 /// final phase (default 16). omitted_when_default for a method that took it after archives existed.
 option_spec tied_qmc_points_option(bool omitted_when_default);
-/// The tied::hat_form named by a point's "hats" option.
-tied::hat_form tied_hats(const grid::point& point);
+/// tied::theory_options with what the tied theory's methods share taken from a point: the Sobol
+/// scramble seed (the point's), "hats" and "qmc-points" (the coarse phase at 2^min(12, qmc-points)).
+tied::theory_options tied_theory_options(const grid::point& point);
 /// TESTING ONLY: deterministic hash-derived results with tunable cost, memory and failures.
 method_descriptor describe_synthetic();
 

@@ -1,5 +1,6 @@
 // Method fixed-point of the tied-attention model: the replica-symmetric fixed point of ERM
 // (slr/tied/theory.hpp), its overlaps, errors, rank and the spectrum of the estimator.
+#include <algorithm>
 #include <cmath>
 
 #include "adapters.hpp"
@@ -56,9 +57,14 @@ option_spec tied_qmc_points_option(bool omitted_when_default) {
   return spec;
 }
 
-tied::hat_form tied_hats(const grid::point& p) {
-  const auto it = p.options.find("hats");
-  return it == p.options.end() ? tied::hat_form::automatic : tied::parse_hat_form(it->second);
+tied::theory_options tied_theory_options(const grid::point& p) {
+  tied::theory_options options;
+  options.log2_points = static_cast<int>(option_number(p, "qmc-points"));
+  options.log2_points_coarse = std::min(12, options.log2_points);
+  options.seed = p.seed;
+  const auto hats = p.options.find("hats");
+  options.hats = hats == p.options.end() ? tied::hat_form::automatic : tied::parse_hat_form(hats->second);
+  return options;
 }
 
 namespace {
@@ -83,13 +89,9 @@ method_descriptor describe_tied_fixed_point() {
       tied_hats_option(),
   };
   m.solve = [](const grid::point& p, const run_context&) {
-    tied::theory_options options;
-    options.log2_points = static_cast<int>(option_number(p, "qmc-points"));
-    options.log2_points_coarse = std::min(12, options.log2_points);
+    auto options = tied_theory_options(p);
     options.tolerance = option_number(p, "tol");
     options.max_iterations = static_cast<int>(option_number(p, "max-iter"));
-    options.seed = p.seed;
-    options.hats = tied_hats(p);
     const auto problem = tied_problem(p);
     auto r = tied::solve_theory(problem, options);
     std::string retried;

@@ -47,12 +47,8 @@ method_descriptor describe_tied_threshold() {
     record.set_method_value("t_opt", conic.t_opt);
     record.set_method_value("alpha_interp_lower", conic.alpha_interp_lower);
     if (option_text(p, "interpolation") == "rs") {
-      tied::theory_options options;
+      auto options = tied_theory_options(p);
       options.spectrum = false;
-      options.seed = p.seed;
-      options.hats = tied_hats(p);
-      options.log2_points = static_cast<int>(option_number(p, "qmc-points"));
-      options.log2_points_coarse = std::min(12, options.log2_points);
       const auto rs = tied::rs_exponent_threshold_limit(problem, option_number(p, "lambda-max"),
                                                         option_number(p, "lambda-min"), option_number(p, "alpha-lo"),
                                                         option_number(p, "alpha-hi"), option_number(p, "alpha-tol"),
@@ -75,7 +71,7 @@ method_descriptor describe_tied_threshold() {
   };
   // The conic statistical dimension alone is a fraction of a millisecond (0.13–0.3 ms per point
   // measured over the small tied jobs). The interpolation threshold bisects once per decade pair
-  // (2 + log2(width/tol) exponents, the later pairs on a 0.1-wide bracket), each exponent solving the
+  // (2 + log2(width/tol) exponents, the later pairs on a 2·rs_limit_bracket_step-wide bracket), each exponent solving the
   // fixed point at j + 2 penalties; a solve at λ ≤ 1e-3 near the threshold took 2–3 s (k0 = 0.5,
   // T = 2, Δ = 0.5: 69 solves in 324 s for 1e-3 → 1e-6 on a busy core).
   m.cost_seconds = [](const grid::point& p) {
@@ -84,7 +80,7 @@ method_descriptor describe_tied_threshold() {
                                                              option_number(p, "lambda-min")) + 1e-9));
     const double tol = option_number(p, "alpha-tol");
     const double first = 2 + std::ceil(std::log2((option_number(p, "alpha-hi") - option_number(p, "alpha-lo")) / tol));
-    const double later = 2 + std::ceil(std::log2(0.1 / tol));
+    const double later = 2 + std::ceil(std::log2(2 * tied::rs_limit_bracket_step / tol));
     double solves = 0;
     for (int j = 0; j < static_cast<int>(pairs); ++j) solves += (j == 0 ? first : later) * (j + 2);
     const double final_points = std::ldexp(1.0, static_cast<int>(option_number(p, "qmc-points")) - 16);

@@ -217,8 +217,6 @@ rs_threshold_limit rs_exponent_threshold_limit(const problem& p0, double lambda_
   p.validate();
   chain_solver chain{p, options};
   rs_threshold_limit out;
-  // Where the previous crossing was: a decade of λ moves it by a few hundredths (docs/theory.md §T5).
-  const double bracket_step = 0.05;
   for (int j = 0;; ++j) {
     // λ_max·10^{-j} to 12 significant digits, so 1e-3 → 1e-6 are the decimal numbers themselves.
     const double lambda1 = decade(lambda_max, j), lambda2 = decade(lambda_max, j + 1);
@@ -228,7 +226,8 @@ rs_threshold_limit rs_exponent_threshold_limit(const problem& p0, double lambda_
     bool found = false;
     if (!out.crossings.empty()) {
       const double prev = out.crossings.back().alpha;
-      const double lo = std::max(alpha_lo, prev - bracket_step), hi = std::min(alpha_hi, prev + bracket_step);
+      const double lo = std::max(alpha_lo, prev - rs_limit_bracket_step);
+      const double hi = std::min(alpha_hi, prev + rs_limit_bracket_step);
       found = hi > lo && bisect(exponent, lo, hi, alpha_tolerance, r);
     }
     if (!found && !bisect(exponent, alpha_lo, alpha_hi, alpha_tolerance, r)) {

@@ -155,12 +155,18 @@ def trapezoid(y, x):
     return float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)))
 
 
-with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
-    job = os.path.join(tmp, "tied.toml")
+def run_job(tmp, name, text):
+    """Writes a job file <name>.toml into tmp and runs it into <name>.h5; returns (path, process)."""
+    job = os.path.join(tmp, name + ".toml")
     with open(job, "w") as f:
-        f.write(JOB)
-    archive = os.path.join(tmp, "tied.h5")
-    if run("run", job, "-o", archive).returncode != 0:
+        f.write(text)
+    archive = os.path.join(tmp, name + ".h5")
+    return archive, run("run", job, "-o", archive)
+
+
+with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
+    archive, result = run_job(tmp, "tied", JOB)
+    if result.returncode != 0:
         sys.exit(1)
     cols = slr_sweep.load_columns(archive)
     method, param = cols["method"], cols["parametrisation"]
@@ -387,11 +393,7 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
 
     # --- tied-tokens-temperature on a second archive: T = 2, 3 at beta = beta0 = 1, and at T = 2 the
     # temperatures (0.5, 0.5), (2, 1); ERM at d = 20 with 2 seeds; recovery thresholds for T = 2, 3, 4.
-    tokens_job = os.path.join(tmp, "tokens.toml")
-    with open(tokens_job, "w") as f:
-        f.write(TOKENS_JOB)
-    tokens = os.path.join(tmp, "tokens.h5")
-    run("run", tokens_job, "-o", tokens)
+    tokens, _ = run_job(tmp, "tokens", TOKENS_JOB)
     tc = slr_sweep.load_columns(tokens)
     t_method, t_alpha = tc["method"], tc["alpha"]
     t_T, t_beta, t_beta0 = tc["T"], tc["beta"], tc["beta0"]
@@ -443,11 +445,7 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
 
     # --- tied-training-error: columns = parametrisations, rows = train_loss, test_clean, q; one
     # colour per lambda; the thresholds of the recovery-threshold row.
-    training_job = os.path.join(tmp, "training.toml")
-    with open(training_job, "w") as f:
-        f.write(TRAINING_JOB)
-    training = os.path.join(tmp, "training.h5")
-    run("run", training_job, "-o", training)
+    training, _ = run_job(tmp, "training", TRAINING_JOB)
     rc = slr_sweep.load_columns(training)
     check((rc["status"] == "ok").all(), f"training archive: every point ok: {sorted(set(rc['status']))}")
     r_method, r_alpha, r_lambda, r_param = rc["method"], rc["alpha"], rc["lambda"], rc["parametrisation"]

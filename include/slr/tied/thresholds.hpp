@@ -64,9 +64,12 @@ struct rs_threshold {
 ///  - single: one pair: α = α_1, uncertainty the half-width only (the drift is unknown).
 /// Each exponent solves the fixed point at every decade from lambda_max down to its λ2, each
 /// solve warm-starting the next, so small λ start near their solution. A later pair bisects first
-/// on ±bracket_step around the previous crossing and on [alpha_lo, alpha_hi] if that does not
+/// on ±rs_limit_bracket_step around the previous crossing and on [alpha_lo, alpha_hi] if that does not
 /// bracket 1/2. Throws as rs_exponent_threshold, and std::invalid_argument "lambda: ..." unless
 /// 0 < lambda_min ≤ lambda_max/10.
+/// Half-width of the bracket a later decade pair bisects first, around the previous crossing: a
+/// decade of λ moves the crossing by a few hundredths (docs/theory.md §T5).
+inline constexpr double rs_limit_bracket_step = 0.05;
 struct rs_threshold_limit {
   struct crossing {
     double lambda1 = 0, lambda2 = 0, alpha = 0, half_width = 0;
