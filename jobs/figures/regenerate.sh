@@ -2,25 +2,30 @@
 # Draws every figure under jobs/figures/ from the archives of the figure jobs (jobs/*.toml; the
 # table below is the one list of which figure comes from which job and plot options).
 #
-# usage: bash jobs/figures/regenerate.sh ARCHIVE_DIR [--run] [--full] [--ranks N]
+# usage: bash jobs/figures/regenerate.sh ARCHIVE_DIR [--run] [--full] [--ranks N] [--out DIR]
+#                                        [--only STEM[,STEM...]]
 #   ARCHIVE_DIR  holds <job name>.h5 for each job (e.g. fig2_population.h5); created if missing
 #   --run        first computes the archives that are missing (mpirun -n N slr-sweep run JOB -o ...),
 #                `resume`s the ones that are incomplete, and logs to ARCHIVE_DIR/<job>.log
 #   --full       also the full-size figures (jobs/figures/full/: hours on 2 cores; see the README)
 #   --ranks N    MPI ranks for --run (default 2: rank 0 also works)
+#   --out DIR    draw into DIR (same subfolders) instead of jobs/figures, e.g. to compare
+#   --only S     only the figures with these file stems (the third column of the table below)
 # The binary is $SLR_SWEEP, else build/bin/slr-sweep. A figure whose archives are missing is
 # skipped with a note, and the exit status is then 1; bad input exits 2 as slr-sweep does.
 set -u
 cd "$(dirname "$0")/../.."
-usage() { sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 dir=$1; shift
-run=0; full=0; ranks=2
+run=0; full=0; ranks=2; out=jobs/figures; only=
 while [ $# -gt 0 ]; do
   case $1 in
     --run) run=1 ;;
     --full) full=1 ;;
     --ranks) ranks=${2:?--ranks needs a number}; shift ;;
+    --out) out=${2:?--out needs a directory}; shift ;;
+    --only) only=${2:?--only needs file stems}; shift ;;
     *) echo "regenerate.sh: unknown argument '$1'" >&2; usage ;;
   esac
   shift
@@ -28,7 +33,6 @@ done
 slr=${SLR_SWEEP:-build/bin/slr-sweep}
 [ -x "$slr" ] || { echo "regenerate.sh: no slr-sweep binary at $slr (build first, or set SLR_SWEEP)" >&2; exit 2; }
 mkdir -p "$dir"
-out=jobs/figures
 missing=0
 
 # size | output dir | file stem | formats | jobs (space-separated) | plot options
@@ -57,6 +61,11 @@ FIGURES=(
   "full|$out/paper|fig5_mismatched|png,pdf|jobs/fig5_mismatched.toml|--figure mismatched --style paper-wide"
 )
 
+for stem in ${only//,/ }; do  # a stem that names no figure is a typing error, not an empty run
+  printf '%s\n' "${FIGURES[@]}" | cut -d'|' -f3 | grep -qx "$stem" ||
+    { echo "regenerate.sh: --only: no figure has the file stem '$stem'" >&2; exit 2; }
+done
+
 archive_of() { echo "$dir/$(basename "$1" .toml).h5"; }
 
 compute() {  # compute (or complete) the archive of one job
@@ -77,6 +86,7 @@ compute() {  # compute (or complete) the archive of one job
 for entry in "${FIGURES[@]}"; do
   IFS='|' read -r size folder stem formats jobs options <<<"$entry"
   [ "$size" = full ] && [ $full = 0 ] && continue
+  [ -n "$only" ] && [[ ",$only," != *",$stem,"* ]] && continue
   archives=()
   for job in $jobs; do
     [ $run = 1 ] && compute "$job"
