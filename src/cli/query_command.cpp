@@ -41,6 +41,9 @@ std::function<int()> add_query_command(CLI::App& app) {
   list("--min-over", args->options.min_over,
        "For each combination of the other keys keep the row with the smallest test risk (test_risk, else risk; "
        "after --group-by their means) over these columns, e.g. r_k,r_v; the winning values stay in the output");
+  cmd->add_option("--minimise", args->options.minimise,
+                  "The column --min-over minimises instead of the test risk, e.g. test_clean (tied attention); after "
+                  "--group-by its mean");
   cmd->add_option("--format", args->format,
                   "Output format: table (headline results; --wide for all), csv or jsonl (every parameter and result)")
       ->capture_default_str();
@@ -62,7 +65,8 @@ std::function<int()> add_query_command(CLI::App& app) {
     const auto result = query::run_query(points, options);
     if (result.groups_without_risk > 0)
       std::cerr << "slr-sweep: note: --min-over left out " << result.groups_without_risk
-                << " combination(s) without a finite test_risk or risk\n";
+                << " combination(s) without a finite "
+                << (options.minimise.empty() ? std::string("test_risk or risk") : options.minimise) << "\n";
     if (args->output == "-") {
       query::write_output(std::cout, result.rows, format);
       std::cout.flush();

@@ -149,23 +149,34 @@ table group_by(const table& points, const group_by_options& options) {
 }
 
 min_over_result min_over(const table& points, const std::vector<std::string>& over,
-                         const std::vector<std::string>& keys) {
+                         const std::vector<std::string>& keys, const std::string& objective_name) {
   if (over.empty()) throw std::invalid_argument("--min-over: no columns given");
   for (const auto& o : over) {
     (void)points.at(o, "--min-over");
     if (!contains(keys, o))
       throw std::invalid_argument("--min-over: '" + o + "' is not a key column (keys: " + joined(keys) + ")");
   }
-  // The risk to minimise: test risk if present (finite-α methods), else the population risk.
-  const column* primary = points.find("test_risk");
-  const column* fallback = points.find("risk");
-  if (primary == nullptr && fallback == nullptr) {
-    primary = points.find("test_risk_mean");
-    fallback = points.find("risk_mean");
+  const column* primary = nullptr;
+  const column* fallback = nullptr;
+  if (!objective_name.empty()) {
+    // A chosen column (e.g. test_clean of tied attention, which has no test_risk), or its mean.
+    primary = points.find(objective_name);
+    if (primary == nullptr) primary = points.find(objective_name + "_mean");
+    if (primary == nullptr || primary->kind != column_kind::number || primary->is_parameter)
+      throw std::invalid_argument("--minimise: '" + objective_name + "' is not a numeric result column of the rows "
+                                  "(nor '" + objective_name + "_mean' after --group-by)");
+  } else {
+    // The risk to minimise: test risk if present (finite-α methods), else the population risk.
+    primary = points.find("test_risk");
+    fallback = points.find("risk");
+    if (primary == nullptr && fallback == nullptr) {
+      primary = points.find("test_risk_mean");
+      fallback = points.find("risk_mean");
+    }
+    if (primary == nullptr && fallback == nullptr)
+      throw std::invalid_argument("--min-over: the table has no test_risk or risk column (nor test_risk_mean/"
+                                  "risk_mean after --group-by) to minimise; name one with --minimise");
   }
-  if (primary == nullptr && fallback == nullptr)
-    throw std::invalid_argument("--min-over: the table has no test_risk or risk column (nor test_risk_mean/risk_mean "
-                                "after --group-by) to minimise");
   const auto objective = [&](std::size_t r) {
     if (primary != nullptr && std::isfinite(primary->numbers[r])) return primary->numbers[r];
     if (fallback != nullptr && std::isfinite(fallback->numbers[r])) return fallback->numbers[r];
@@ -208,9 +219,14 @@ query_result run_query(const table& points, const query_options& options) {
     g.statistics = options.statistics;
     if (!options.columns.empty() && !all_columns) {
       g.values = options.columns;
-      if (!options.min_over.empty())
-        for (const char* risk : {"test_risk", "risk"})
-          if (t.find(risk) != nullptr) g.values.emplace_back(risk);
+      if (!options.min_over.empty()) {
+        if (!options.minimise.empty()) {
+          if (!contains(g.values, options.minimise)) g.values.push_back(options.minimise);
+        } else {
+          for (const char* risk : {"test_risk", "risk"})
+            if (t.find(risk) != nullptr) g.values.emplace_back(risk);
+        }
+      }
     } else if (all_columns) {
       for (const auto& c : t.columns)
         if (c.kind == column_kind::number && !c.is_parameter) g.values.push_back(c.name);
@@ -223,8 +239,10 @@ query_result run_query(const table& points, const query_options& options) {
   }
 
   query_result result;
+  if (!options.minimise.empty() && options.min_over.empty())
+    throw std::invalid_argument("--minimise: only used with --min-over");
   if (!options.min_over.empty()) {
-    auto m = min_over(t, options.min_over, keys);
+    auto m = min_over(t, options.min_over, keys, options.minimise);
     t = std::move(m.rows);
     result.groups_without_risk = m.groups_without_risk;
   }

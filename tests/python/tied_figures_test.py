@@ -491,6 +491,44 @@ with tempfile.TemporaryDirectory(prefix="slr-tied-figures-") as tmp:
             else:
                 check(not interp and not rec, f"{name}: no factorised threshold on the direct panel")
 
+    # Factorised vs direct with the penalty tuned per model: the theory holds both models at two
+    # lambda, so the figure has four panels; the tuned line is the smaller test_clean per alpha
+    # (computed here from the rows), the ERM markers (lambda = 0.001) appear where 0.001 is the
+    # theory's argmin, the gap is direct/factorised - 1 of the tuned lines.
+    fig = slr_sweep.figure(training, "tied-factorised-vs-direct")
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    check(len(axes) == 4, f"factorised-vs-direct with a lambda grid: {len(axes)} panels, expected 4")
+    tuned = {}
+    for param in ("factorised", "direct"):
+        rows = (r_method == "fixed-point") & (r_param == param)
+        xs = sorted(set(r_alpha[rows]))
+        best = [min(zip(rc["test_clean"][rows & (r_alpha == a)], r_lambda[rows & (r_alpha == a)])) for a in xs]
+        tuned[param] = dict(zip(xs, best))
+        lines = by_gid(axes[0], f"theory-tuned:{param}")
+        check(len(lines) == 1 and close(lines[0].get_xdata(), xs) and close(lines[0].get_ydata(), [b[0] for b in best]),
+              f"tuned theory line {param}")
+        equal = rows & (r_lambda == 0.01)
+        lines = by_gid(axes[1], f"theory-equal:{param}")
+        check(len(lines) == 1 and close(lines[0].get_ydata(), rc["test_clean"][equal][np.argsort(r_alpha[equal])]),
+              f"theory line at lambda = 0.01 {param}")
+        lines = by_gid(axes[3], f"lambda-tuned:{param}")
+        check(len(lines) == 1 and close(lines[0].get_ydata(), [b[1] for b in best]), f"tuned lambda {param}")
+        erm_rows = (r_method == "erm") & (r_param == param)
+        at_argmin = [a for a in sorted(set(r_alpha[erm_rows])) if tuned[param][a][1] == 1e-3]
+        bars = errorbar(axes[0], f"erm-tuned:{param}:d=20")
+        if at_argmin:
+            means = [rc["test_clean"][erm_rows & (r_alpha == a)].mean() for a in at_argmin]
+            check(bars is not None and close(bars[0], at_argmin) and close(bars[1], means),
+                  f"tuned ERM markers {param}: {bars} vs {at_argmin, means}")
+        else:
+            check(bars is None, f"no tuned ERM markers {param} (0.001 is never the argmin)")
+        check(errorbar(axes[1], f"erm-equal:{param}:d=20") is None, f"no ERM at lambda = 0.01 {param}")
+    common = sorted(set(tuned["factorised"]) & set(tuned["direct"]))
+    gap = by_gid(axes[2], "gap-tuned")
+    check(len(gap) == 1 and close(gap[0].get_ydata(),
+                                  [tuned["direct"][a][0] / tuned["factorised"][a][0] - 1 for a in common]),
+          "relative gap of the tuned theory lines")
+
 if failures:
     print(f"{len(failures)} check(s) failed")
     sys.exit(1)

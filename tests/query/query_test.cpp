@@ -40,6 +40,7 @@ std::vector<synthetic_row> known_rows() {
         for (unsigned repeat = 0; repeat < 2; ++repeat) {
           auto row = query::testing::make_row("fixed-point", "spiked", activation, 1.0, alpha, r, repeat);
           row.values["test_risk"] = risk_of(activation, alpha, r, repeat);
+          row.values["free_entropy"] = r + 0.01 * repeat; // smallest at r = 0.1, at every alpha
           rows.push_back(row);
         }
   auto failed = query::testing::make_row("fixed-point", "spiked", "softmax", 1.0, 2.0, 1.0);
@@ -181,6 +182,36 @@ TEST_F(QueryTest, MinOverKeepsTheBestRegularisationPerRemainingKey) {
     EXPECT_EQ(t.at("r_v", "").numbers[r], best_r(alpha));
     EXPECT_DOUBLE_EQ(t.at("test_risk", "").numbers[r], base_risk(activation) + 0.01 * repeat);
   }
+}
+
+TEST_F(QueryTest, MinOverMinimisesAChosenColumn) {
+  query::query_options options;
+  options.where = "method=fixed-point";
+  options.min_over = {"r_k", "r_v"};
+  options.minimise = "free_entropy";
+  options.columns = {"activation", "alpha", "repeat", "r_k", "free_entropy"};
+  auto t = query::run_query(points(), options).rows;
+  ASSERT_EQ(t.rows(), 8u);
+  for (std::size_t r = 0; r < t.rows(); ++r) EXPECT_EQ(t.at("r_k", "").numbers[r], 0.1); // not best_r(alpha)
+  // After --group-by: the mean of the chosen column.
+  options.group_by = {"activation", "alpha", "r_k", "r_v"};
+  options.columns = {"free_entropy"};
+  options.statistics = {"mean"};
+  t = query::run_query(points(), options).rows;
+  ASSERT_EQ(t.rows(), 4u);
+  for (std::size_t r = 0; r < t.rows(); ++r) {
+    EXPECT_EQ(t.at("r_k", "").numbers[r], 0.1);
+    EXPECT_NEAR(t.at("free_entropy_mean", "").numbers[r], 0.105, 1e-15);
+  }
+  options.minimise = "no_such_column";
+  EXPECT_THROW((void)query::run_query(points(), options), std::invalid_argument);
+  options.minimise = "alpha"; // a parameter, not a result
+  options.group_by.clear();
+  options.statistics.clear();
+  EXPECT_THROW((void)query::run_query(points(), options), std::invalid_argument);
+  options.min_over.clear();
+  options.minimise = "free_entropy"; // only with --min-over
+  EXPECT_THROW((void)query::run_query(points(), options), std::invalid_argument);
 }
 
 TEST_F(QueryTest, MinOverFallsBackToRisk) {

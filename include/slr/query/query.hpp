@@ -26,23 +26,26 @@ struct group_by_options {
 /// One row per distinct key combination, sorted by the keys.
 [[nodiscard]] table group_by(const table& points, const group_by_options& options);
 
-/// The risk min-over minimises in a row: `test_risk` if finite, else `risk` (after --group-by:
-/// test_risk_mean, else risk_mean). Names the columns it looked for.
+/// What min-over minimises in a row: the column `objective` if given (after --group-by its `_mean`),
+/// else `test_risk` if finite, else `risk` (after --group-by: test_risk_mean, else risk_mean).
 struct min_over_result {
   table rows;                        ///< one row per combination of the remaining keys (sorted by them)
   std::vector<std::string> keys;     ///< the remaining keys
-  std::size_t groups_without_risk = 0; ///< combinations where no row had a finite risk (left out)
+  std::size_t groups_without_risk = 0; ///< combinations where no row had a finite objective (left out)
 };
 /// `over`: the keys minimised over (e.g. r_k, r_v). `keys`: all key columns of `points`; the
 /// combinations are those of keys \ over. The winner keeps its `over` columns ("which r won").
+/// `objective`: the numeric column to minimise (empty = the risk, as above). Throws
+/// std::invalid_argument for an `over` that is not a key, or an objective the table lacks.
 [[nodiscard]] min_over_result min_over(const table& points, const std::vector<std::string>& over,
-                                       const std::vector<std::string>& keys);
+                                       const std::vector<std::string>& keys, const std::string& objective = {});
 
 struct query_options {
   std::string where;                   ///< --where expression (filter.hpp)
   std::vector<std::string> statuses;   ///< --status
   std::vector<std::string> columns;    ///< --columns: empty = compact default, {"all"} = every column
   std::vector<std::string> min_over;   ///< --min-over
+  std::string minimise;                ///< --minimise: the column --min-over minimises (empty = the risk)
   std::vector<std::string> group_by;   ///< --group-by keys
   std::vector<std::string> statistics; ///< --stats (with --group-by)
   /// Default columns for a machine format (csv, jsonl): every parameter column, constant or not,

@@ -1511,10 +1511,163 @@ def tied_rank(cols):
     return fig
 
 
+# The penalty the paper compares both parametrisations at (arXiv 2509.24914, Fig. 1; docs/theory.md §T1).
+PAPER_LAMBDA = 0.01
+FAMILY_KEYS = tuple(k for k in TIED_KEYS if k != "lambda")
+
+
+def _tuned_families(view, fp):
+    """Settings of FAMILY_KEYS (every tied key but lambda) whose fixed-point rows hold both
+    parametrisations, each at two or more penalties lambda: there the penalty can be tuned per model."""
+    out = []
+    for family in _settings(view, fp, FAMILY_KEYS):
+        here = fp & _family_rows(view, family)
+        lambdas = [set(_finite_unique(view["lambda"][here & (view["parametrisation"] == p)]))
+                   for p in ("factorised", "direct")]
+        if len(lambdas[0]) > 1 and len(lambdas[1]) > 1:
+            out.append(family)
+    return out
+
+
+def _family_rows(view, family, strict=True):
+    mask = np.ones(_n(view), dtype=bool)
+    for key, value in zip(FAMILY_KEYS, family):
+        match = _equal_mask(view[key], value)
+        mask &= match | np.isnan(view[key]) if not strict else match
+    return mask
+
+
+def _tuned_theory(view, rows, parametrisation):
+    """Per alpha, the fixed-point test_clean minimised over lambda (rows: ok fixed-point rows of one
+    family): a dict alpha -> (test_clean, lambda)."""
+    alpha, lam, y = view["alpha"], view["lambda"], _col(view, "test_clean")
+    best = {}
+    for i in np.flatnonzero(rows & (view["parametrisation"] == parametrisation) & np.isfinite(y)):
+        a = float(alpha[i])
+        if a not in best or y[i] < best[a][0]:
+            best[a] = (float(y[i]), float(lam[i]))
+    return dict(sorted(best.items()))
+
+
+def _erm_at(view, rows, parametrisation, lambdas):
+    """ERM test_clean per alpha of one parametrisation at the penalty lambdas[alpha] (rows: ok ERM rows
+    of one family and one d): a list of (alpha, mean, s.d., count), and how many alphas had ERM rows
+    at another penalty only (not drawn)."""
+    alpha, lam, y = view["alpha"], view["lambda"], _col(view, "test_clean")
+    of_p = rows & (view["parametrisation"] == parametrisation) & np.isfinite(y)
+    out, elsewhere = [], 0
+    for a in _finite_unique(alpha[of_p]):
+        at_a = of_p & _equal_mask(alpha, a)
+        if a not in lambdas:
+            continue
+        chosen = at_a & np.isclose(lam, lambdas[a], rtol=1e-9, atol=0)
+        values = y[chosen]
+        if values.size == 0:
+            elsewhere += 1
+            continue
+        sd = float(np.std(values, ddof=1)) if values.size > 1 else 0.0
+        out.append((a, float(values.mean()), sd, values.size))
+    return out, elsewhere
+
+
+def _gap_points(fact, direct):
+    """Relative gap direct/factorised - 1 of ERM means at the alphas both have, with the standard
+    error of the ratio of the two means (independent seeds): (alphas, gaps, errors)."""
+    by_alpha = {a: (m, sd, n) for a, m, sd, n in fact}
+    xs, gaps, errors = [], [], []
+    for a, m, sd, n in direct:
+        if a not in by_alpha:
+            continue
+        mf, sdf, nf = by_alpha[a]
+        ratio = m / mf
+        xs.append(a)
+        gaps.append(ratio - 1)
+        errors.append(ratio * math.hypot(sd / math.sqrt(n) / m, sdf / math.sqrt(nf) / mf))
+    return xs, gaps, errors
+
+
+def _factorised_vs_direct_tuned(axes, view, tied, family):
+    """Four panels of one family with a lambda grid: (a) test_clean with lambda tuned per model, (b)
+    at the paper's lambda, (c) the relative gap direct/factorised - 1 of both, (d) the tuned lambda."""
+    fp = tied & _mask_method(view, "fixed-point") & _ok(view) & _family_rows(view, family)
+    erm_rows = tied & _mask_method(view, "erm") & _ok(view) & _family_rows(view, family)
+    lambdas_present = _finite_unique(view["lambda"][fp])
+    equal = PAPER_LAMBDA if any(math.isclose(x, PAPER_LAMBDA) for x in lambdas_present) else \
+        lambdas_present[len(lambdas_present) // 2]
+    ax_tuned, ax_equal, ax_gap, ax_lambda = axes
+    tuned, at_equal, erm_tuned, erm_equal = {}, {}, {}, {}
+    ds = _finite_unique(view["d"][erm_rows])
+    left_out = 0
+    for p in ("factorised", "direct"):
+        colour = PARAMETRISATION_COLOURS[p]
+        tuned[p] = _tuned_theory(view, fp, p)
+        at_equal[p] = _tuned_theory(view, fp & np.isclose(view["lambda"], equal), p)
+        x = list(tuned[p])
+        line, = ax_tuned.plot(x, [tuned[p][a][0] for a in x], color=colour, label=f"{p}: theory")
+        line.set_gid(f"theory-tuned:{p}")
+        line, = ax_equal.plot(list(at_equal[p]), [v[0] for v in at_equal[p].values()], color=colour)
+        line.set_gid(f"theory-equal:{p}")
+        line, = ax_lambda.step(x, [tuned[p][a][1] for a in x], where="mid", color=colour, marker=".",
+                               **({"lw": 3.2, "alpha": 0.55} if p == "factorised" else {"lw": 1.3, "ls": "--"}),
+                               label=f"{p}: λ minimising the theory's test error")
+        line.set_gid(f"lambda-tuned:{p}")
+        for j, dd in enumerate(ds):
+            rows_d = erm_rows & _equal_mask(view["d"], dd)
+            marker = MARKERS[j % len(MARKERS)]
+            for ax, lambdas, store, gid in ((ax_tuned, {a: v[1] for a, v in tuned[p].items()}, erm_tuned, "tuned"),
+                                            (ax_equal, {a: equal for a in tuned[p]}, erm_equal, "equal")):
+                stats, elsewhere = _erm_at(view, rows_d, p, lambdas)
+                if gid == "tuned":
+                    left_out += elsewhere
+                store[(p, dd)] = stats
+                if not stats:
+                    continue
+                seeds = max(st[3] for st in stats)
+                bars = ax.errorbar([st[0] for st in stats], [st[1] for st in stats], yerr=[st[2] for st in stats],
+                                   fmt=marker, ms=4, capsize=3, color=colour, zorder=3,
+                                   label=f"{p}: ERM d={dd:g} (mean ± s.d. of {seeds} seeds)")
+                bars.lines[0].set_gid(f"erm-{gid}:{p}:d={dd:g}")
+    # The relative gap: theory with lambda tuned (solid) and at the paper's lambda (dashed), ERM markers.
+    for theory, ls, text, gid in ((tuned, "-", "λ tuned per model", "tuned"), (at_equal, "--", f"λ = {equal:g}", "equal")):
+        common = [a for a in theory["direct"] if a in theory["factorised"]]
+        line, = ax_gap.plot(common, [theory["direct"][a][0] / theory["factorised"][a][0] - 1 for a in common],
+                            color="k", ls=ls, label=f"direct/factorised − 1, theory, {text}")
+        line.set_gid(f"gap-{gid}")
+    for j, dd in enumerate(ds):
+        for store, mfc, text, gid in ((erm_tuned, "k", "λ tuned per model", "tuned"),
+                                      (erm_equal, "none", f"λ = {equal:g}", "equal")):
+            xs, gaps, errors = _gap_points(store.get(("factorised", dd), []), store.get(("direct", dd), []))
+            if xs:
+                bars = ax_gap.errorbar(xs, gaps, yerr=errors, fmt=MARKERS[j % len(MARKERS)], ms=5, mfc=mfc, mec="k",
+                                       color="k", capsize=3, zorder=3,
+                                       label=f"ERM d={dd:g}, {text} (± s.e. of the ratio of means)")
+                bars.lines[0].set_gid(f"gap-erm-{gid}:d={dd:g}")
+    ax_gap.axhline(0, color="0.5", lw=0.8)
+    alphas = [a for p in tuned for a in tuned[p]]
+    title = _tied_title(tuple(family[:2]) + (float("nan"),) + tuple(family[2:]))
+    for ax in (ax_tuned, ax_equal):
+        _tied_log_axes(ax, alphas)
+        ax.set_xlabel("α = n/d²")
+        ax.set_ylabel("test error (clean labels)")
+    ax_tuned.set_title(f"λ tuned per model ({len(lambdas_present)} values): {title}")
+    ax_equal.set_title(f"both at λ = {equal:g}: {title}")
+    _tied_log_axes(ax_gap, alphas, log_y=False)
+    ax_gap.set_xlabel("α = n/d²")
+    ax_gap.set_ylabel("relative gap: direct / factorised − 1")
+    ax_gap.set_title("advantage of the factorised (nuclear-norm) bias")
+    _tied_log_axes(ax_lambda, alphas)
+    ax_lambda.set_xlabel("α = n/d²")
+    ax_lambda.set_ylabel("tuned λ")
+    ax_lambda.set_title(f"tuned λ on {{{', '.join(f'{x:g}' for x in lambdas_present)}}}" +
+                        (f" ({left_out} ERM α at another λ only, not drawn)" if left_out else ""))
+
+
 @_figure("tied-factorised-vs-direct", "tied_factorised_vs_direct")
 def tied_factorised_vs_direct(cols):
     """test_clean of the factorised (and PSD-nuclear) and the direct student vs alpha on the same axes,
-    theory lines and ERM markers; one panel per setting with both."""
+    theory lines and ERM markers; one panel per setting with both. Where the theory holds both models
+    on a grid of penalties lambda, four panels instead: lambda tuned per model (the theory's argmin
+    per alpha; ERM at that lambda), both at the paper's lambda, the relative gap, the tuned lambda."""
     view = _tied_view(cols)
     tied = _tied_rows(view)
     rows = tied & _mask_method(view, "fixed-point", "erm") & np.isfinite(_col(view, "test_clean"))
@@ -1522,12 +1675,19 @@ def tied_factorised_vs_direct(cols):
     if "direct" not in present or not present & {"factorised", "psd-nuclear"}:
         raise NoData("figure tied-factorised-vs-direct: needs tied-attention fixed-point or erm rows with test_clean "
                      f"of both parametrisation direct and factorised (found: {', '.join(sorted(present)) or 'none'})")
-    settings = [s for s in _tied_settings(view, rows)
-                if len(_parametrisations(view, rows & _setting_rows(view, s))) > 1]
-    if not settings:
+    families = _tuned_families(view, rows & _mask_method(view, "fixed-point") & _ok(view))
+    in_family = np.zeros(_n(view), dtype=bool)
+    for family in families:
+        in_family |= _family_rows(view, family)
+    settings = [s for s in _tied_settings(view, rows & ~in_family)
+                if len(_parametrisations(view, rows & ~in_family & _setting_rows(view, s))) > 1]
+    if not settings and not families:
         raise NoData("figure tied-factorised-vs-direct: no setting has rows of both parametrisations")
-    fig, axes = _grid(len(settings), width=7.4, height=3.8)
-    for ax, setting in zip(axes, settings):
+    fig, axes = _grid(4 * len(families) + len(settings), width=7.4 if not families else 5.6, height=3.8,
+                      columns=2 if families else None)
+    for f, family in enumerate(families):
+        _factorised_vs_direct_tuned(axes[4 * f:4 * f + 4], view, tied, family)
+    for ax, setting in zip(axes[4 * len(families):], settings):
         here = tied & _setting_rows(view, setting)
         alphas, not_ok = _tied_series(ax, view, here, "test_clean", "test_clean", "test_clean_stderr")
         alphas += _thresholds(ax, view, setting)
@@ -1538,8 +1698,6 @@ def tied_factorised_vs_direct(cols):
         ax.set_title("factorised vs direct: " + _tied_title(setting))
     _shared_legend(fig, axes)
     return fig
-
-
 
 
 def make(cols, figure, style="screen", xscale="auto", series=None):
