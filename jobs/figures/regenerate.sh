@@ -53,6 +53,8 @@ FIGURES=(
   "small|$out/tied|tied_tokens_temperature|png,svg|jobs/tied_tokens_temperature.toml|--figure tied-tokens-temperature"
   "full|$out/tied|tied_fig1-tied-learning-curve|png,svg|jobs/tied_fig1.toml|--figure tied-learning-curve"
   "full|$out/tied|tied_fig1-tied-rank|png,svg|jobs/tied_fig1.toml|--figure tied-rank"
+  "full|$out/tied|tied_fig1-tied-spectra|png,svg|jobs/tied_fig1_spectra.toml|--figure tied-spectra"
+  "full|$out/tied|tied_factorised_vs_direct|png,svg|jobs/tied_factorised_vs_direct.toml|--figure tied-factorised-vs-direct"
   "full|$out/tied|tied_training_error|png,svg|jobs/tied_training_error.toml jobs/tied_thresholds.toml|--figure tied-training-error"
   "full|$out/full|fig3_theory_full|png|jobs/fig3_theory.toml tests/bench/fig3_erm_alpha8_slice.toml tests/bench/fig3_erm_alpha4_slice.toml|--figure finite-alpha --xscale log"
   "full|$out/full|fig4_order_parameters_full|png|jobs/fig4_gradient_flow.toml|--figure order-parameters"
