@@ -1631,15 +1631,16 @@ def _factorised_vs_direct_tuned(axes, view, tied, family):
     for theory, ls, text, gid in ((tuned, "-", "λ tuned per model", "tuned"), (at_equal, "--", f"λ = {equal:g}", "equal")):
         common = [a for a in theory["direct"] if a in theory["factorised"]]
         line, = ax_gap.plot(common, [theory["direct"][a][0] / theory["factorised"][a][0] - 1 for a in common],
-                            color="k", ls=ls, label=f"direct/factorised − 1, theory, {text}")
+                            color="k" if gid == "tuned" else "0.55", ls=ls, label=f"direct/factorised − 1, theory, {text}")
         line.set_gid(f"gap-{gid}")
     for j, dd in enumerate(ds):
-        for store, mfc, text, gid in ((erm_tuned, "k", "λ tuned per model", "tuned"),
-                                      (erm_equal, "none", f"λ = {equal:g}", "equal")):
+        # Filled markers in both (hollow ones mean "status not ok" in every figure): black for the
+        # tuned penalties, grey squares for the paper's.
+        for store, colour, marker, text, gid in ((erm_tuned, "k", MARKERS[j % len(MARKERS)], "λ tuned per model", "tuned"),
+                                                 (erm_equal, "0.55", "s", f"λ = {equal:g}", "equal")):
             xs, gaps, errors = _gap_points(store.get(("factorised", dd), []), store.get(("direct", dd), []))
             if xs:
-                bars = ax_gap.errorbar(xs, gaps, yerr=errors, fmt=MARKERS[j % len(MARKERS)], ms=5, mfc=mfc, mec="k",
-                                       color="k", capsize=3, zorder=3,
+                bars = ax_gap.errorbar(xs, gaps, yerr=errors, fmt=marker, ms=5, color=colour, capsize=3, zorder=3,
                                        label=f"ERM d={dd:g}, {text} (± s.e. of the ratio of means)")
                 bars.lines[0].set_gid(f"gap-erm-{gid}:d={dd:g}")
     ax_gap.axhline(0, color="0.5", lw=0.8)

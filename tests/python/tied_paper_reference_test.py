@@ -1,6 +1,11 @@
 #!/usr/bin/python3
-"""Script test: the committed d = 200 spectra of tied attention (jobs/figures/data/tied_fig1_spectra.h5,
-job jobs/tied_fig1_spectra.toml) against the singular-value quantiles of the authors' released
+"""Script test: the committed paper-size tied-attention archives against independent numbers.
+
+1. Factorised against direct (jobs/figures/data/tied_factorised_vs_direct.h5): the tool's theory test
+   errors at lambda = 0.01 and with lambda tuned per model (argmin on the job's lambda grid) against
+   tests/reference/tied_factorised_vs_direct.json (as written, 2-3 significant digits: within 1 % or
+   half a unit of the last digit), the tuned lambda equal to the reference's.
+2. The d = 200 spectra (jobs/figures/data/tied_fig1_spectra.h5, job jobs/tied_fig1_spectra.toml) against the singular-value quantiles of the authors' released
 spectra (Adam, d = 200, 64 runs) and of their replica-symmetric theory, copied from
 tests/reference/tied_spectra_quantiles.json (released / theory per alpha: quantiles at
 p = 0.5, 0.7, 0.9, 0.99, the maximum, and the fraction of singular values above 0.05).
@@ -16,8 +21,9 @@ Units: the paper's singular values s = sqrt|lambda(S)| (slr_sweep.spectrum(..., 
     eigenvalues of one matrix repel, so the true spread is smaller); the released quantile must lie in
     it (widened by 0.0005, the rounding of the released table). The fraction above 0.05 within 3
     binomial standard errors of the released one.
-Prints the comparison as a markdown table (the one in jobs/figures/README.md, "Spectra at d = 200").
-usage: tied_spectra_reference_test.py REPOSITORY"""
+Prints the spectra comparison as a markdown table (the one in jobs/figures/README.md, "Fig 1 at the
+paper's size: spectra at d = 200").
+usage: tied_paper_reference_test.py REPOSITORY"""
 import json
 import math
 import os
@@ -31,6 +37,8 @@ import slr_sweep  # noqa: E402
 
 ARCHIVE = os.path.join(REPO, "jobs", "figures", "data", "tied_fig1_spectra.h5")
 REFERENCE = os.path.join(REPO, "tests", "reference", "tied_spectra_quantiles.json")
+FVD_ARCHIVE = os.path.join(REPO, "jobs", "figures", "data", "tied_factorised_vs_direct.h5")
+FVD_REFERENCE = os.path.join(REPO, "tests", "reference", "tied_factorised_vs_direct.json")
 LEVELS = (0.5, 0.7, 0.9, 0.99)
 THRESHOLD = 0.05  # the released table's cut between "zero" and "nonzero" singular values
 failures = []
@@ -51,7 +59,41 @@ def interval(sorted_values, p, sigmas=3.0):
     return float(sorted_values[lo]), float(sorted_values[hi])
 
 
+def digits_close(ours, theirs):
+    """Equal to a value as written (2-3 significant digits): within 1 % or half a unit of its last digit."""
+    text = repr(float(theirs))
+    decimals = len(text.split(".")[1]) if "." in text and "e" not in text else 3
+    return abs(ours - theirs) <= max(0.01 * abs(theirs), 0.5 * 10.0 ** -decimals)
+
+
+def factorised_vs_direct():
+    with open(FVD_REFERENCE) as f:
+        reference = json.load(f)
+    cols = slr_sweep.load_columns(FVD_ARCHIVE)
+    fp = (cols["method"] == "fixed-point") & (cols["status"] == "ok")
+    alpha, lam, param, y = cols["alpha"], cols["lambda"], cols["parametrisation"], cols["test_clean"]
+
+    def best(p, a, at=None):
+        rows = np.flatnonzero(fp & (param == p) & np.isclose(alpha, a) &
+                              (np.isclose(lam, at) if at is not None else True))
+        check(len(rows) > 0, f"factorised-vs-direct: no theory row {p} alpha {a} lambda {at}")
+        i = rows[np.argmin(y[rows])] if len(rows) else None
+        return (float(y[i]), float(lam[i])) if i is not None else (float("nan"), float("nan"))
+
+    equal = reference["equal_lambda"]
+    for p in ("factorised", "direct"):
+        for a, theirs in zip(equal["alpha"], equal[p]):
+            ours, _ = best(p, a, equal["lambda"])
+            check(digits_close(ours, theirs), f"{p} alpha {a} lambda {equal['lambda']}: {ours:.5f} vs {theirs}")
+        tuned = reference["tuned_lambda"]
+        for a, theirs, theirs_lam in zip(tuned["alpha"], tuned[p]["test_clean"], tuned[p]["lambda"]):
+            ours, ours_lam = best(p, a)
+            check(digits_close(ours, theirs) and math.isclose(ours_lam, theirs_lam),
+                  f"{p} alpha {a} tuned: {ours:.5f} at lambda {ours_lam:g} vs {theirs} at {theirs_lam:g}")
+
+
 def main():
+    factorised_vs_direct()
     with open(REFERENCE) as f:
         reference = json.load(f)["alpha"]
     cols = slr_sweep.load_columns(ARCHIVE)
@@ -99,7 +141,7 @@ def main():
     if failures:
         print(f"{len(failures)} check(s) failed")
         sys.exit(1)
-    print("tied spectra against the released values: all checks passed")
+    print("tied attention at the paper's size against the reference numbers: all checks passed")
 
 
 if __name__ == "__main__":
