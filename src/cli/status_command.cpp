@@ -4,6 +4,7 @@
 #include <cmath>
 #include <csignal>
 #include <ctime>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -338,11 +339,28 @@ std::function<int()> add_status_command(CLI::App& app) {
                                            "remaining time (read-only; safe while the sweep runs)");
   cmd->add_option("archive", args->path, "Archive (.h5)")->required();
   cmd->add_flag("--json", args->json, "One JSON object (one per line with --watch)");
-  cmd->add_option("--watch", args->watch_s, "Print again every this many seconds until the sweep is complete")
+  cmd->add_option("--watch", args->watch_s,
+                  "Print again every this many seconds until the sweep is complete (an archive that does not exist "
+                  "yet is waited for: the watch may start before the sweep)")
       ->check(CLI::PositiveNumber);
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
-    if (args->watch_s > 0) std::signal(SIGINT, [](int) { watch_stop = 1; });
+    const auto wait = [&] {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(args->watch_s);
+      while (std::chrono::steady_clock::now() < until && !watch_stop)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    };
+    if (args->watch_s > 0) {
+      std::signal(SIGINT, [](int) { watch_stop = 1; });
+      // A watch started beside `mpirun … run` may come before the sweep creates its archive.
+      bool noted = false;
+      while (!std::filesystem::exists(args->path) && !std::filesystem::exists(args->path + ".journal") && !watch_stop) {
+        if (!noted) std::cerr << "slr-sweep status: waiting for " << args->path << " to be created\n";
+        noted = true;
+        wait();
+      }
+      if (watch_stop) return 0;
+    }
     while (true) {
       std::vector<archive::point_row> rows;
       const auto report = build_report(args->path, rows);
@@ -351,9 +369,7 @@ std::function<int()> add_status_command(CLI::App& app) {
       std::cout.flush(); // each report reaches a pipe or a file as it is printed, not at exit
       const bool complete = report.total > 0 && report.done() >= report.total;
       if (!(args->watch_s > 0) || complete || watch_stop) return 0;
-      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(args->watch_s);
-      while (std::chrono::steady_clock::now() < until && !watch_stop)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      wait();
       if (watch_stop) return 0;
       if (!args->json) std::cout << "\n";
     }

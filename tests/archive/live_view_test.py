@@ -2,8 +2,9 @@
 caught up (the snapshot is rewritten every 30 s by default). One process runs Bayes-risk points of
 ~0.1-1 s. While the journal holds points newer than the snapshot, `status --json`, `query` (which
 says so on stderr) and the Python reader (slr_sweep.load_columns, runs) read them and agree on what
-has been computed, status gives a rate and the last run is "running". After a SIGKILL the same
-holds with the run "interrupted", and after `recover` the snapshot alone holds the same rows.
+has been computed, status gives a rate and the last run is "running"; a `status --watch` started
+before the sweep waits for the archive and then prints a report per interval. After a SIGKILL the
+same holds with the run "interrupted", and after `recover` the snapshot alone holds the same rows.
 usage: live_view_test.py SOURCE_DIR   (env SLR_SWEEP: the binary; needs numpy and h5py)"""
 import json
 import os
@@ -70,6 +71,12 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(JOB)
     path = os.path.join(tmp, "live.h5")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # A watch started before the sweep (as beside `mpirun … run` in a batch script) waits for it.
+    watch = subprocess.Popen([binary, "status", path, "--watch", "0.5", "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    if watch.poll() is not None:
+        fail(f"status --watch exited ({watch.returncode}) before the archive existed: {watch.stderr.read()!r}")
     sweep = subprocess.Popen([binary, "run", job, "-o", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              env=env)
     try:
@@ -106,6 +113,13 @@ with tempfile.TemporaryDirectory() as tmp:
     finally:
         sweep.send_signal(signal.SIGKILL)
         sweep.wait()
+        watch.send_signal(signal.SIGINT)
+        watched, waited = watch.communicate(timeout=30)
+    reports = [json.loads(line) for line in watched.splitlines() if line.strip()]
+    if "waiting for" not in waited or len(reports) < 2 or reports[-1]["points_done"] < reports[0]["points_done"]:
+        fail(f"status --watch before the sweep: stderr {waited!r}, {len(reports)} reports")
+    if watch.returncode != 0:
+        fail(f"status --watch ended by SIGINT with exit {watch.returncode}")
 
     # After the SIGKILL: the journal holds every acknowledged point; query and status agree.
     done = status(path)["points_done"]
@@ -134,4 +148,4 @@ with tempfile.TemporaryDirectory() as tmp:
         if not same:
             fail(f"after recover: column {name} differs from what load_columns read from the journal")
     print(f"ok: {seen} points seen while running ({in_snapshot} rows in the final snapshot), {done} after SIGKILL, "
-          "query = status = Python = recovered snapshot")
+          f"query = status = Python = recovered snapshot; status --watch waited, then {len(reports)} reports")
