@@ -22,7 +22,7 @@ std::string used_by(const methods::model_descriptor& model, const std::string& p
   std::string names;
   bool all = true;
   for (const auto& method : methods::all_methods()) {
-    if (method.model != model.name) continue;
+    if (method.model != model.name || !method.listed) continue;
     if (methods::uses_model_parameter(method, parameter))
       names += (names.empty() ? "" : ", ") + method.name;
     else

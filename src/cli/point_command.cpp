@@ -8,6 +8,8 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "slr/cli/json_output.hpp"
 #include "slr/methods/registry.hpp"
@@ -21,6 +23,8 @@ struct point_arguments {
   std::string length_pmf;
   std::uint64_t seed = 0;
   unsigned threads = 1;
+  bool help = false;
+  std::map<std::string, CLI::Option*> flags; // the flag of each declared parameter
 };
 
 // The flag of a declared parameter: "--" and the name with '_' as '-' (r_k → --r-k).
@@ -42,6 +46,38 @@ std::string with_flag(const std::string& what) {
   }
   return what;
 }
+
+// "erm" for single-location regression, "erm [tied-attention]" for another model's method.
+std::string method_label(const methods::method_descriptor& method) {
+  return method.name + (method.model == "slr" ? "" : " [" + method.model + "]");
+}
+
+// The help line of a method option shared by several methods: one description when their
+// declarations agree, else each method's type, range and default.
+std::string shared_option_help(const std::string& name) {
+  std::vector<std::pair<const methods::method_descriptor*, const grid::parameter_spec*>> users;
+  for (const auto& method : methods::all_methods())
+    if (method.listed)
+      for (const auto& spec : method.options)
+        if (spec.name == name) users.emplace_back(&method, &spec);
+  if (users.empty()) return {};
+  const auto& first = *users.front().second;
+  bool same = true;
+  for (const auto& [method, spec] : users) same = same && grid::describe(*spec) == grid::describe(first);
+  std::string help = first.help;
+  if (same) {
+    help += " (" + grid::describe(first) + ") [";
+    for (std::size_t i = 0; i < users.size(); ++i) help += (i ? ", " : "") + method_label(*users[i].first);
+    return help + "]";
+  }
+  bool same_meaning = true;
+  for (const auto& [method, spec] : users) same_meaning = same_meaning && spec->help == first.help;
+  if (!same_meaning) help = "the methods' own meanings: see point --method M --help;";
+  help += " [per method:";
+  for (std::size_t i = 0; i < users.size(); ++i)
+    help += std::string(i ? ";" : "") + " " + method_label(*users[i].first) + ": " + grid::describe(*users[i].second);
+  return help + "]";
+}
 } // namespace
 
 std::function<int()> add_point_command(CLI::App& app) {
@@ -50,7 +86,12 @@ std::function<int()> add_point_command(CLI::App& app) {
   std::string models, methods;
   for (const auto& m : methods::all_models()) models += "\n  " + m.name + ": " + m.summary;
   for (const auto& m : methods::all_methods())
-    methods += "\n  " + m.name + (m.model == "slr" ? "" : " [" + m.model + "]") + ": " + m.summary;
+    if (m.listed) methods += "\n  " + method_label(m) + ": " + m.summary;
+  // Help of the chosen method alone when --model/--method come before --help (handled below).
+  cmd->set_help_flag();
+  cmd->add_flag("-h,--help", args->help,
+                                  "Print this help message and exit; after --method (and --model): only that "
+                                  "method's parameters, with its own ranges and defaults");
   cmd->add_option("--model", args->model, "Model:" + models)->capture_default_str();
   cmd->add_option("--method", args->method, "Method (of the model):" + methods)->capture_default_str();
   // Model parameters, from their declarations (a name two models share is one flag).
@@ -62,6 +103,7 @@ std::function<int()> add_point_command(CLI::App& app) {
       auto* option = cmd->add_option_function<std::string>(
           flag_of(spec.name), [args, name = spec.name](const std::string& v) { args->values[name] = v; },
           spec.help + " (" + grid::describe(spec) + ")" + (model.name == "slr" ? "" : " [" + model.name + "]"));
+      args->flags[spec.name] = option;
       if (spec.type == grid::value_type::length) length_flag = option;
     }
   cmd->add_option("--L-pmf", args->length_pmf, "Length law as L:prob pairs, e.g. \"1:0.25,3:0.75\" (same as --L)")
@@ -81,23 +123,40 @@ std::function<int()> add_point_command(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Threads (0 = all cores); results do not depend on it")
       ->capture_default_str();
 
-  // Method options: the union over the registry, each flag registered once.
+  // Method options: the union over the registry, each flag registered once (options of methods
+  // that exist for the tests are accepted but not listed).
   for (const auto& method : methods::all_methods()) {
     for (const auto& spec : method.options) {
       if (!registered.insert(spec.name).second) continue;
-      std::string help = spec.help + " (" + grid::describe(spec) + ") [" + method.name;
-      for (const auto& other : methods::all_methods())
-        if (other.name != method.name)
-          for (const auto& s : other.options)
-            if (s.name == spec.name) help += ", " + other.name;
-      help += "]";
-      cmd->add_option_function<std::string>(
-          flag_of(spec.name), [args, name = spec.name](const std::string& v) { args->values[name] = v; }, help);
+      auto* option = cmd->add_option_function<std::string>(
+          flag_of(spec.name), [args, name = spec.name](const std::string& v) { args->values[name] = v; },
+          method.listed ? shared_option_help(spec.name) : spec.help);
+      if (!method.listed) option->group("");
+      args->flags[spec.name] = option;
     }
   }
 
   return [args, cmd]() -> int {
     if (!*cmd) return -1;
+    if (args->help) {
+      // Without --method: every flag. With it: the chosen method's parameters, each described by
+      // that method's own declaration (its range and default).
+      if (cmd->count("--method") > 0) {
+        const auto& method = methods::find_method(args->model, args->method);
+        std::set<std::string> takes;
+        for (const auto* spec : methods::method_parameters(method)) {
+          takes.insert(spec->name);
+          args->flags.at(spec->name)->description(spec->help + " (" + grid::describe(*spec) + ")");
+        }
+        for (const auto& [name, option] : args->flags)
+          if (!takes.contains(name)) option->group("");
+        if (!takes.contains("L")) cmd->get_option("--L-pmf")->group("");
+        cmd->description("Evaluate one point of method " + method_label(method) + " (" + method.summary +
+                         ") and print one JSON object on stdout");
+      }
+      std::cout << cmd->help();
+      return 0;
+    }
     const auto& method = methods::find_method(args->model, args->method);
     auto values = args->values;
     if (!args->length_pmf.empty()) {

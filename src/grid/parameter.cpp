@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "slr/grid/point.hpp"
+#include "slr/grid/suggest.hpp"
 #include "slr/model/length_law.hpp"
 
 namespace slr::grid {
@@ -56,7 +57,7 @@ std::string canonical_value(const parameter_spec& spec, std::string_view value) 
       if (c == value) return c;
       list += (list.empty() ? "" : ", ") + c;
     }
-    throw std::invalid_argument("'" + text + "' is not one of " + list);
+    throw std::invalid_argument("'" + text + "' is not one of " + list + did_you_mean(text, spec.choices));
   }
   case value_type::length:
     try {

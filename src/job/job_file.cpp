@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "slr/grid/point.hpp"
+#include "slr/grid/suggest.hpp"
 #include "slr/methods/registry.hpp"
 
 namespace slr::job {
@@ -54,17 +55,26 @@ std::string parameter_list(const std::vector<const grid::parameter_spec*>& specs
   return list;
 }
 
-std::string all_parameter_names() {
+std::vector<std::string> names_of(const std::vector<const grid::parameter_spec*>& specs) {
+  std::vector<std::string> names;
+  for (const auto* spec : specs) names.push_back(spec->name);
+  return names;
+}
+
+std::vector<const grid::parameter_spec*> every_parameter() {
   std::vector<const grid::parameter_spec*> specs;
   std::set<std::string> seen;
   for (const auto& model : methods::all_models())
     for (const auto& spec : model.parameters)
       if (seen.insert(spec.name).second) specs.push_back(&spec);
   for (const auto& m : methods::all_methods())
-    for (const auto& spec : m.options)
-      if (seen.insert(spec.name).second) specs.push_back(&spec);
-  return parameter_list(specs);
+    if (m.listed)
+      for (const auto& spec : m.options)
+        if (seen.insert(spec.name).second) specs.push_back(&spec);
+  return specs;
 }
+
+std::string all_parameter_names() { return parameter_list(every_parameter()); }
 
 class job_parser {
 public:
@@ -95,7 +105,10 @@ public:
       const std::string k(key.str());
       if (k != "name" && k != "seed" && k != "description" && k != "model" && k != "grid" && k != "method" &&
           k != "shard")
-        fail(k, "unknown key (expected name, seed, description, model, grid, [[method]])", &node);
+        fail(k,
+             "unknown key" + grid::did_you_mean(k, {"name", "seed", "description", "model", "grid", "method", "shard"}) +
+                 " (expected name, seed, description, model, grid, [[method]])",
+             &node);
     }
     if (const auto* shard = root.get("shard")) job.shard = parse_shard(text, *shard);
 
@@ -380,8 +393,9 @@ private:
           if (names.size() < 2) fail(gfield, "a zip group names at least two parameters", &(*groups)[i]);
           for (const auto& name : names) {
             if (spec_for(name, method) == nullptr)
-              fail(gfield, "'" + name + "' is not a parameter" + (method ? " of method " + method->name : "") +
-                               " (known: " + known_names(method) + ")",
+              fail(gfield,
+                   "'" + name + "' is not a parameter" + (method ? " of method " + method->name : "") +
+                       grid::did_you_mean(name, known_name_list(method)) + " (known: " + known_names(method) + ")",
                    &(*groups)[i]);
             if (!used.insert(name).second)
               fail(gfield, "parameter '" + name + "' appears in two zip groups", &(*groups)[i]);
@@ -392,8 +406,11 @@ private:
         g.axes.values[k] = values(*spec, node, field);
         g.where[k] = &node;
       } else {
-        fail(field, std::string("unknown grid key (expected a parameter") + (method ? " of method " + method->name : "") +
-                        ": " + known_names(method) + "; or zip, repeats)",
+        auto candidates = known_name_list(method);
+        candidates.insert(candidates.end(), {"zip", "repeats"});
+        fail(field,
+             "unknown grid key" + grid::did_you_mean(k, candidates) + " (expected a parameter" +
+                 (method ? " of method " + method->name : "") + ": " + known_names(method) + "; or zip, repeats)",
              &node);
       }
     }
@@ -409,6 +426,10 @@ private:
     for (const auto& spec : methods::model_of(*method).parameters)
       if (spec.name == name) return &spec;
     return nullptr;
+  }
+
+  static std::vector<std::string> known_name_list(const methods::method_descriptor* method) {
+    return names_of(method ? methods::method_parameters(*method) : every_parameter());
   }
 
   static std::string known_names(const methods::method_descriptor* method) {
@@ -512,8 +533,11 @@ private:
           fail(field, "parameter '" + k + "' is given twice in this entry", &node);
         own.axes.values[k] = values(*spec, node, field);
       } else {
-        fail(field, "unknown key for method " + result.name + " (expected name, grid, continuation, or a parameter: " +
-                        known_names(method) + ")",
+        auto candidates = names_of(methods::method_parameters(*method));
+        candidates.insert(candidates.begin(), {"name", "grid", "continuation"});
+        fail(field,
+             "unknown key for method " + result.name + grid::did_you_mean(k, candidates) +
+                 " (expected name, grid, continuation, or a parameter: " + known_names(method) + ")",
              &node);
       }
     }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "slr/grid/suggest.hpp"
 #include "slr/model/activation.hpp"
 #include "slr/model/task.hpp"
 
@@ -138,11 +139,14 @@ const std::vector<model_descriptor>& all_models() {
 
 const model_descriptor& find_model(std::string_view name) {
   std::string known;
+  std::vector<std::string> names;
   for (const auto& m : all_models()) {
     if (m.name == name) return m;
     known += (known.empty() ? "" : ", ") + m.name;
+    names.push_back(m.name);
   }
-  throw std::invalid_argument("unknown model '" + std::string(name) + "' (expected one of: " + known + ")");
+  throw std::invalid_argument("unknown model '" + std::string(name) + "'" + grid::did_you_mean(name, names) +
+                              " (expected one of: " + known + ")");
 }
 
 const model_descriptor& model_of(const method_descriptor& method) { return find_model(method.model); }
@@ -157,14 +161,22 @@ const method_descriptor& find_method(std::string_view name) { return find_method
 
 const method_descriptor& find_method(std::string_view model, std::string_view name) {
   std::string known;
+  std::vector<std::string> names;
   for (const auto& m : all_methods()) {
     if (m.model != model) continue;
     if (m.name == name) return m;
+    if (!m.listed) continue;
     known += (known.empty() ? "" : ", ") + m.name;
+    names.push_back(m.name);
   }
   (void)find_model(model);
+  // A method of another model is a likelier slip than a typing error.
+  std::string elsewhere;
+  for (const auto& m : all_methods())
+    if (m.model != model && m.name == name && m.listed) elsewhere = " (a method of model " + m.model + ")";
   throw std::invalid_argument("unknown method '" + std::string(name) + "'" +
                               (model == "slr" ? std::string() : " of model " + std::string(model)) +
+                              (elsewhere.empty() ? grid::did_you_mean(name, names) : elsewhere) +
                               " (expected one of: " + known + ")");
 }
 

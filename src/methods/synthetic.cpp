@@ -62,6 +62,7 @@ method_descriptor describe_synthetic() {
   method_descriptor m;
   m.name = "synthetic";
   m.summary = "TESTING ONLY: hash-derived results of (identity, seed) with tunable cost and failure injection";
+  m.listed = false;
   m.finite_alpha = true; // alpha, r_k, r_v are grid parameters, so chains along alpha can be tested
   m.options = {
       {"cost-us", option_spec::value_type::real, "0", "busy-work wall time per point in microseconds (compute-bound)",

@@ -135,6 +135,43 @@ class Help(unittest.TestCase):
         for flag in ("--method", "--task", "--nu", "--L", "--L-pmf", "--delta", "--activation",
                      "--erf-offset", "--samples", "--seed", "--threads"):
             self.assertIn(flag, sub.stdout)
+        # The testing-only method and its options are not listed (they still run when named).
+        self.assertNotIn("synthetic", sub.stdout)
+        self.assertNotIn("--cost-us", sub.stdout)
+        # An option several methods declare differently lists each method's range and default.
+        line = next(l for l in sub.stdout.splitlines() if l.strip().startswith("--max-iter"))
+        for text in ("fixed-point: integer in [1, 1e+07], default 500", "erm: integer in [1, 1e+09], default 10000",
+                     "erm [tied-attention]: integer in [1, 1e+08], default 20000"):
+            self.assertIn(text, line)
+
+    def test_help_of_one_method(self):
+        slr = run("point", "--method", "erm", "--help")
+        tied = run("point", "--model", "tied-attention", "--method", "erm", "--help")
+        self.assertEqual((slr.returncode, tied.returncode), (0, 0))
+        self.assertNotEqual(slr.stdout, tied.stdout)
+
+        def flag_line(text, flag):
+            return next((l for l in text.splitlines() if l.strip().startswith(flag + " ")), None)
+
+        # Each shows its own defaults and choices, and only its own parameters.
+        self.assertIn("default 10000", flag_line(slr.stdout, "--max-iter"))
+        self.assertIn("{informed, random, given, overlaps}", flag_line(slr.stdout, "--init"))
+        self.assertIn("default 20000", flag_line(tied.stdout, "--max-iter"))
+        self.assertIn("default 1e-07", flag_line(tied.stdout, "--tol"))
+        self.assertIsNone(flag_line(tied.stdout, "--activation"))  # a parameter of the slr model
+        self.assertIsNone(flag_line(slr.stdout, "--lambda"))       # of tied attention
+        self.assertIsNone(flag_line(slr.stdout, "--samples"))      # of the theory methods
+        self.assertIn("--D", slr.stdout)
+        self.assertIn("--d", tied.stdout)
+
+    def test_did_you_mean(self):
+        for args, hint in ((["--method", "fixed-piont"], "did you mean 'fixed-point'?"),
+                           (["--activation", "softmx"], "did you mean 'softmax'?"),
+                           (["--model", "tied", "--method", "erm"], "did you mean 'tied-attention'?")):
+            with self.subTest(args=args):
+                result = run("point", *args)
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(hint, result.stderr)
 
 
 if __name__ == "__main__":

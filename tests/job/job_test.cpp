@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "slr/grid/suggest.hpp"
 #include "slr/job/expansion.hpp"
 #include "slr/job/job_file.hpp"
 #include "slr/model/random.hpp"
@@ -388,6 +389,26 @@ TEST(JobContinuation, ChainsInIncreasingAlpha) {
   EXPECT_EQ(work_units(units).front().points.size(), 3u);
 }
 
+// ---- "did you mean" ---------------------------------------------------------------------------
+TEST(Suggest, EditDistanceCountsTranspositionsAndIgnoresCaseAndDashes) {
+  EXPECT_EQ(slr::grid::edit_distance("sampels", "samples"), 1u); // one transposition
+  EXPECT_EQ(slr::grid::edit_distance("alpah", "alpha"), 1u);
+  EXPECT_EQ(slr::grid::edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(slr::grid::edit_distance("R-K", "r_k"), 0u);
+  EXPECT_EQ(slr::grid::edit_distance("", "abc"), 3u);
+}
+
+TEST(Suggest, OnlyNamesCloseEnoughToBeATypingError) {
+  const std::vector<std::string> known = {"samples", "seed", "tied-attention", "slr", "max-iter"};
+  EXPECT_EQ(slr::grid::did_you_mean("sampels", known), " (did you mean 'samples'?)");
+  EXPECT_EQ(slr::grid::did_you_mean("max_iter", known), " (did you mean 'max-iter'?)");
+  EXPECT_EQ(slr::grid::did_you_mean("tied", known), " (did you mean 'tied-attention'?)"); // a unique beginning
+  EXPECT_EQ(slr::grid::did_you_mean("frobnicate", known), "");
+  EXPECT_EQ(slr::grid::did_you_mean("x", known), "");     // one letter is no evidence
+  EXPECT_EQ(slr::grid::did_you_mean("seed", known), "");  // known: nothing to suggest
+  EXPECT_EQ(slr::grid::did_you_mean("s", {"samples", "seed"}), "");
+}
+
 // ---- bad job files: each a clear job_error naming the field ---------------------------------
 struct bad_case {
   const char* label;
@@ -422,22 +443,24 @@ INSTANTIATE_TEST_SUITE_P(
     Kinds, BadJob,
     ::testing::Values(
         bad_case{"syntax", "name = \"unterminated\nseed = 1\n", "", "TOML syntax error"},
-        bad_case{"unknown top-level key", with_method(head + "sede = 3"), "sede", "unknown key"},
-        bad_case{"unknown grid key", with_method(head + "[grid]\nalpah = 1"), "grid.alpah", "unknown grid key"},
+        bad_case{"unknown top-level key", with_method(head + "sede = 3"), "sede", "unknown key (did you mean 'seed'?)"},
+        bad_case{"unknown grid key", with_method(head + "[grid]\nalpah = 1"), "grid.alpah",
+                 "unknown grid key (did you mean 'alpha'?)"},
         bad_case{"wrong type", with_method("name = \"bad\"\nseed = \"abc\""), "seed", "expected an integer"},
         bad_case{"empty axis", with_method(head + "[grid]\nnu = []"), "grid.nu", "empty axis"},
         bad_case{"logspace n = 0", with_method(head + "[grid]\nnu = {logspace = [-1, 1, 0]}"), "grid.nu.logspace",
                  "count must be >= 1"},
         bad_case{"unknown activation", with_method(head + "[grid]\nactivation = [\"softmx\"]"), "grid.activation",
-                 "unknown activation 'softmx'"},
+                 "(did you mean 'softmax'?)"},
         bad_case{"unknown task", with_method(head + "[grid]\ntask = \"spikey\""), "grid.task", "unknown task"},
-        bad_case{"unknown method", with_method(head, "name = \"populaton\""), "method[1].name", "unknown method"},
+        bad_case{"unknown method", with_method(head, "name = \"populaton\""), "method[1].name",
+                 "unknown method 'populaton' (did you mean 'population'?)"},
         bad_case{"bad option value", with_method(head, "name = \"bayes\"\nsamples = 5"), "method[1].samples",
                  "out of range"},
         bad_case{"non-integer option", with_method(head, "name = \"bayes\"\nsamples = 1000.5"), "method[1].samples",
                  "not an integer"},
         bad_case{"unknown option", with_method(head, "name = \"bayes\"\nsample = 100"), "method[1].sample",
-                 "unknown key for method bayes"},
+                 "unknown key for method bayes (did you mean 'samples'?)"},
         bad_case{"negative alpha", with_method(head + "[grid]\nalpha = [1, -2]"), "grid.alpha[2]", "must be > 0"},
         bad_case{"negative delta", with_method(head + "[grid]\ndelta = -0.1"), "grid.delta", "must be >= 0"},
         bad_case{"nan", with_method(head + "[grid]\nnu = nan"), "grid.nu", "nan is not allowed"},

@@ -54,6 +54,9 @@ struct method_descriptor {
   std::string model = "slr"; ///< the model family whose points it solves
   std::string name;          ///< unique within its model
   std::string summary;
+  /// Shown in help texts and in the lists of known methods of error messages; false for methods
+  /// that exist for the tests (they still run when named).
+  bool listed = true;
   bool finite_alpha = false; ///< needs alpha > 0 and r_k, r_v ≥ 0
   /// With finite_alpha: false for methods without an ERM penalty (the Bayes-optimal state
   /// evolution), whose points take α but no r_k, r_v (they are cleared to keep identities canonical).
