@@ -1,11 +1,15 @@
 #!/usr/bin/python3
 """Script test: the SLR figures (Figs 2-5 and the gradient-flow trajectories) on column tables
 built here, so that every drawn value can be compared with the value it must be:
+  * population: ok values filled (also at nu = infinity), not-ok ones hollow; softmax said to attain
+    the Bayes risk; the panels side by side on screen, in one column in the print styles;
   * finite-alpha: at each alpha the r with the smallest mean test risk; where that r is not ok the
     curve breaks there and the point is hollow (never the next r); the other r's not-ok points are
-    not drawn; --series r_k gives one curve per r_k; --xscale log/linear;
+    not drawn; --series r_k gives one curve per r_k, each its own colour, and clips the y range a
+    little above the risk of f = 0; --xscale log/linear;
   * mismatched: the ℶ line runs only over distinct/runaway points and is not joined across a
-    collapsed stretch; nu = infinity is a column labelled ∞;
+    collapsed stretch, each activation with its own dash pattern and an error bar at every point;
+    nu = infinity is a column labelled ∞, its ℶ marker named in the legend;
   * order-parameters: a fixed point whose test risk is far outside the runs' range is drawn as off
     the ERM branch;
   * trajectory: the median over runs at each recorded time;
@@ -22,6 +26,7 @@ sys.path.insert(0, os.path.join(REPO, "src", "python"))
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
+from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from slr_sweep import figures  # noqa: E402
@@ -90,6 +95,19 @@ fig = figures.make(cols, "finite-alpha", series="r_k")
 labels = {l.get_label().lstrip("_") for l in fig.axes[0].get_lines()}
 check({"softmax, r_k=0.01: fixed point", "softmax, r_k=0.1: fixed point", "softmax, r_k=1: fixed point"} <= labels,
       f"--series r_k: one curve per r_k: {sorted(labels)}")
+colours = {l.get_label().lstrip("_"): to_hex(l.get_color()) for l in fig.axes[0].get_lines()
+           if l.get_label().lstrip("_").endswith(": fixed point")}
+check(len(set(colours.values())) == len(colours) == 3, f"--series r_k: a colour per r_k: {colours}")
+# An interpolation peak with status ok (r = 0.01, alpha = 2: 3.0) lies above the clipped y range.
+peak = table([dict(BASE, method="fixed-point", activation="linear", alpha=a, r_k=r, r_v=r, status="ok",
+                   test_risk=3.0 if (r == 0.01 and a == 2.0) else v)
+              for r, values in ((1.0, [0.95, 0.90, 0.80, 0.70]), (0.01, [0.99, 1.2, 0.9, 0.8]))
+              for a, v in zip(alphas, values)])
+fig = figures.make(peak, "finite-alpha", series="r_k")
+top = fig.axes[0].get_ylim()[1]
+check(0.99 <= top < 1.2, f"--series r_k: the y range holds the values up to 1.1 × f = 0's risk ({top:.3g})")
+legend = [t.get_text() for t in fig.legends[0].get_texts()]
+check(any("2 values above it" in t for t in legend), f"--series r_k: the 2 values above the y range counted: {legend}")
 
 # ---------------------------------------------------------------- styles
 for style, width in (("paper", 3.4), ("paper-wide", 7.0)):
@@ -99,6 +117,34 @@ for style, width in (("paper", 3.4), ("paper-wide", 7.0)):
     check(box.width * width > 0.55 * width, f"style {style}: the data area is {box.width * width:.2f} in wide")
     legend_top = fig.legends[0].get_window_extent(fig.canvas.get_renderer()).y1 / fig.bbox.height
     check(legend_top <= box.y0, f"style {style}: the legend ({legend_top:.3f}) is below the panel ({box.y0:.3f})")
+
+# ---------------------------------------------------------------- population: markers, Bayes, stacking
+rows = []
+for task in ("spiked", "max"):
+    for nu in ([0.5, 1.0, 2.0] + ([float("inf")] if task == "max" else [])):
+        bayes = 0.6 / (1 + nu) if np.isfinite(nu) else 0.0
+        for act, excess in (("softmax", 0.0), ("linear", 0.2)):
+            status = "unbounded" if (act == "softmax" and np.isinf(nu)) else "ok"
+            rows.append(dict(BASE, task=task, nu=nu, method="population", activation=act, risk=bayes + excess,
+                             risk_stderr=1e-4, status=status))
+        rows.append(dict(BASE, task=task, nu=nu, method="bayes", activation="softmax", risk=bayes, status="ok"))
+cols = table(rows)
+fig = figures.make(cols, "population")
+ax = fig.axes[1]
+x_inf = float(ax.get_xticks()[-1])
+at_inf = [l for l in ax.get_lines() + [a for a in ax.artists if isinstance(a, Line2D)]
+          if len(l.get_xdata()) == 1 and float(l.get_xdata()[0]) == x_inf and l.get_marker() not in ("_", "None")]
+fill = {round(float(l.get_ydata()[0]), 6): l.get_mfc() for l in at_inf}
+check(fill.get(0.2) not in (None, "none") and fill.get(0.0) == "none",
+      f"nu = infinity: the ok linear value filled, the unbounded softmax value hollow: {fill}")
+labels = [t.get_text() for t in fig.legends[0].get_texts()]
+check(any(t.startswith("softmax") and "Bayes" in t for t in labels), f"softmax said to attain the Bayes risk: {labels}")
+boxes = [a.get_position() for a in fig.axes[:2]]
+check(boxes[0].x0 < boxes[1].x0 and abs(boxes[0].y0 - boxes[1].y0) < 1e-9, "screen: the two panels side by side")
+for style in ("paper", "paper-wide"):
+    boxes = [a.get_position() for a in figures.make(cols, "population", style=style).axes[:2]]
+    check(abs(boxes[0].x0 - boxes[1].x0) < 1e-9 and boxes[0].y0 > boxes[1].y1,
+          f"style {style}: the panels stacked in one column")
 
 # ---------------------------------------------------------------- mismatched: ℶ segments, nu = infinity
 nus = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, float("inf")]
@@ -129,7 +175,16 @@ check(any(abs(h - (0.5 / (1 + 1.0) - 0.5 / (1 + 10.0) + 0.02)) < 1e-6 for h in b
       f"the stretch nu = 1..10 has a band of ±0.01 around ℶ: band heights {band_heights}")
 bars = [c for c in ax.collections if isinstance(c, LineCollection)]
 bar_lengths = sorted(round(float(np.ptp(seg[:, 1])), 6) for c in bars for seg in c.get_segments())
-check(bar_lengths.count(0.02) >= 2, f"error bars of ±0.01 at nu = 100 and nu = infinity: {bar_lengths}")
+check(bar_lengths.count(0.02) >= 5, f"error bars of ±0.01 at every ℶ point (nu = 1, 3, 10, 100, ∞): {bar_lengths}")
+check(any("ν = ∞" in t.get_text() and "ℶ" in t.get_text() for t in fig.legends[0].get_texts()),
+      "the marker of ℶ at nu = infinity is named in the legend")
+rows = [dict(BASE, nu=nu, method="population", activation=act, start=start, risk=0.5 + 0.1 * (start == "swapped"),
+             risk_stderr=0.01, status="ok", extra_json=json.dumps({"outcome": "distinct" if start else "matched"}))
+        for act in figures.ACTIVATION_ORDER for nu in (1.0, 2.0, 4.0) for start in ("", "swapped")]
+panel = figures.make(table(rows), "mismatched").axes[0]
+dashes = {act: str(l.get_linestyle()) + str(getattr(l, "_dash_pattern", "")) for act in figures.ACTIVATION_ORDER
+          for l in lines_labelled(panel, f"{act}: ℶ (swapped start)")}
+check(len(set(dashes.values())) == len(figures.ACTIVATION_ORDER), f"ℶ: a dash pattern per activation: {dashes}")
 triangles = [l for l in ax.get_lines() if l.get_marker() == "v" and len(l.get_xdata())]
 check(len(triangles) == 1 and list(triangles[0].get_xdata()) == [0.3],
       f"the not-converged descent drawn as a triangle: {[list(l.get_xdata()) for l in triangles]}")

@@ -44,7 +44,18 @@ def _figure(name, stem):
 
 
 ACTIVATION_ORDER = ["softmax", "linear", "erf", "softplus-kernel"]
-COLOURS = {"softmax": "tab:blue", "linear": "tab:orange", "erf": "tab:green", "softplus-kernel": "tab:purple"}
+# One colour per activation in every SLR figure; linear attention red, as in the paper's captions.
+# Red and green (erf) meet in Fig 2's max-SLR panel, where line style and marker also tell them apart.
+COLOURS = {"softmax": "tab:blue", "linear": "tab:red", "erf": "tab:green", "softplus-kernel": "tab:purple"}
+# Each activation's line style and marker (Fig 2; the marker also in Fig 3), so that curves that
+# coincide stay visible.
+ACTIVATION_STYLE = {"softmax": ("-", "o"), "linear": ("-", "s"), "erf": ("-.", "^"), "softplus-kernel": (":", "D")}
+# Fig 2: activations drawn as a wide light line underneath, because another curve lies on them:
+# softmax attains the Bayes risk (docs/theory.md §3), and erf lies within 0.003 of linear in max-SLR.
+UNDERLAID = ("softmax", "linear")
+# Fig 5: the dash pattern of each activation's ℶ (its E is solid), no two alike.
+MISMATCHED_DASHES = {"softmax": (0, (6, 2)), "linear": (0, (2.5, 1.5)), "erf": (0, (6, 1.5, 1.5, 1.5)),
+                     "softplus-kernel": (0, (3, 1.2, 1, 1.2, 1, 1.2))}
 ORDER_PARAMETERS = ["m_kk", "m_kv", "m_vk", "m_vv", "R_kk", "R_kv", "R_vv"]
 LABELS = {"m_kk": r"$m_{kk^*}$", "m_kv": r"$m_{kv^*}$", "m_vk": r"$m_{vk^*}$", "m_vv": r"$m_{vv^*}$",
           "R_kk": r"$R_{kk}$", "R_kv": r"$R_{kv}$", "R_vv": r"$R_{vv}$"}
@@ -486,11 +497,6 @@ def _series(cols, mask):
     return out
 
 
-# Each activation's own line style and marker, so that curves that coincide stay visible
-# (max-SLR: linear and erf attention within 0.003 of each other).
-ACTIVATION_STYLE = {"softmax": ("-", "o"), "linear": ("--", "s"), "erf": ("-.", "^"), "softplus-kernel": (":", "D")}
-
-
 def _activation_style(act, index=0):
     ls, marker = ACTIVATION_STYLE.get(act, ("-", "o"))
     if index:
@@ -498,17 +504,51 @@ def _activation_style(act, index=0):
     return ls, marker
 
 
+def _tint(colour, amount):
+    """colour mixed with white by the fraction amount (with black where amount < 0)."""
+    from matplotlib.colors import to_rgb
+
+    rgb = np.array(to_rgb(colour))
+    return tuple(rgb + abs(amount) * ((1.0 if amount > 0 else 0.0) - rgb))
+
+
+def _population_curve(ax, x, y, err, y_inf, x_inf, act, index, label):
+    """One series of Fig 2 (status ok): a line with filled markers over the finite nu (x, y) with a
+    ±2 standard error band (err), and its nu = infinity value y_inf (None: none) as a filled marker
+    at x_inf. The first series of an UNDERLAID activation is a wide light line under the others."""
+    import matplotlib as mpl
+
+    ls, marker = _activation_style(act, index)
+    colour = COLOURS.get(act)
+    under = act in UNDERLAID and index == 0 and colour is not None
+    if under:
+        style = dict(ls="-", lw=3.5 * mpl.rcParams["lines.linewidth"], color=_tint(colour, 0.55), zorder=1.8)
+    else:
+        style = dict(ls=ls, color=colour, zorder=2)
+    if len(x):
+        line, = ax.plot(x, y, marker=marker, ms=3, mfc=colour, mec=colour, label=label, **style)
+        colour = colour or line.get_color()
+        if np.isfinite(err).any():
+            ax.fill_between(x, y - 2 * err, y + 2 * err, color=colour, alpha=0.2, lw=0)
+    if y_inf is not None and x_inf is not None:
+        ax.plot([x_inf], [y_inf], marker=marker, ms=6.5 if under else 5, color=colour, ls="none",
+                zorder=style["zorder"] + 1)
+    return colour
+
+
 @_figure("population", "fig2_population")
 def population(cols):
     """Fig 2: the minimal population risk per activation against nu, the Bayes risk dashed black
-    behind; nu = infinity as its own column at the right; one panel per (task, L, Delta)."""
+    on top (softmax attains it: a wide light line underneath); nu = infinity as its own column at
+    the right; one panel per (task, L, Delta), stacked in one column in the print styles as in the
+    paper. Filled markers: status ok; hollow: not ok, left out of the curves."""
     is_pop = _mask_method(cols, "population") & (_at_option(cols) == "")
     is_bayes = _mask_method(cols, "bayes")
     if not (is_pop | is_bayes).any():
         raise NoData("figure population: no rows of method population (without `at`) or bayes")
     keys = ("task", "L_pmf", "delta")
     settings = _settings(cols, is_pop | is_bayes, keys)
-    fig, axes = _grid(len(settings), columns=2)
+    fig, axes = _grid(len(settings), columns=1 if "width" in STYLES[_PANEL["style"]] else 2)
     nu, risk, stderr = _col(cols, "nu"), _col(cols, "risk"), _col(cols, "risk_stderr")
     ok = _ok(cols)
     not_ok = []
@@ -522,28 +562,20 @@ def population(cols):
                 for suffix, every, k in _series(cols, base):
                     m = every & ok
                     label = (act if math.isnan(offset) else f"{act} (c={offset:g})") + suffix
-                    ls, marker = _activation_style(act, j + k)
-                    colour = COLOURS.get(act)
+                    if act == "softmax":
+                        label += " (attains the Bayes risk)"
+                    stats = _mean_by(nu[m], risk[m])
+                    fin = [st for st in stats if np.isfinite(st[0])]
+                    inf = [st[1] for st in stats if np.isinf(st[0])]
+                    colour = _population_curve(
+                        ax, np.array([st[0] for st in fin]), np.array([st[1] for st in fin]),
+                        np.array([_nanmean(stderr[m & _equal_mask(nu, st[0])]) for st in fin]),
+                        inf[0] if inf else None, x_inf, act, j + k, label)
                     bad = every & ~ok
                     if bad.any():
                         _hollow(ax, np.where(np.isinf(nu[bad]), np.nan if x_inf is None else x_inf, nu[bad]),
-                                risk[bad], colour or "0.3", marker=marker)
+                                risk[bad], colour or "0.3", marker=_activation_style(act, j + k)[1])
                         not_ok.extend(np.asarray(cols["status"])[bad].astype(str))
-                    stats = _mean_by(nu[m], risk[m])
-                    fin = [st for st in stats if np.isfinite(st[0])]
-                    if fin:
-                        x = np.array([st[0] for st in fin])
-                        y = np.array([st[1] for st in fin])
-                        err = np.array([_nanmean(stderr[m & _equal_mask(nu, st[0])]) for st in fin])
-                        line, = ax.plot(x, y, marker=marker, ls=ls, ms=3, mfc="none", color=colour, label=label,
-                                        zorder=3 if act == "softmax" else 2)
-                        if np.isfinite(err).any():
-                            ax.fill_between(x, y - 2 * err, y + 2 * err, color=line.get_color(), alpha=0.2, lw=0)
-                        colour = line.get_color()
-                    inf = [st for st in stats if np.isinf(st[0])]
-                    if inf and x_inf is not None:
-                        ax.plot([x_inf], [inf[0][1]], marker=marker, ms=5, mfc="none", color=colour, ls="none",
-                                zorder=3)
         # The Bayes risk: method bayes, else the bayes_risk column of the population rows.
         source, values = (is_bayes & here, risk) if (is_bayes & here).any() else (is_pop & here, _col(cols, "bayes_risk"))
         _line_and_infinity_tick(ax, _mean_by(nu[source], values[source]), x_inf, 1, label="Bayes risk", **BAYES)
@@ -576,13 +608,46 @@ def _bayes_jump(cols, mask):
     return values + (float(_col(cols, "alpha_jump_stderr")[i]),)
 
 
+def _series_look(act, k, count):
+    """Colour and marker of the k-th of `count` series of an activation (--series): its colour from
+    light (first value) to dark (last), one marker per value, the same for every activation;
+    without --series the activation's own colour and marker."""
+    colour = COLOURS.get(act)
+    if _OPTIONS["series"] is None:
+        return colour, _activation_style(act)[1]
+    if colour is not None and count > 1:
+        colour = _tint(colour, 0.45 - 0.8 * k / (count - 1))
+    return colour, MARKERS[k % len(MARKERS)]
+
+
+# With --series, the y range of a finite-alpha panel stops at this multiple of the risk of the
+# trivial predictor f = 0 (1 + Δ², docs/theory.md §1): weakly regularised curves run far above it
+# through their interpolation peak and would flatten the curves that predict better than f = 0.
+OFF_SCALE = 1.1
+
+
+def _clip_y(ax, drawn, references, top):
+    """With --series: when a drawn value (value, low, high) exceeds `top`, the y range of ax becomes
+    that of the references (Bayes curves, limits) and of the drawn values up to top, with a margin;
+    returns how many drawn values lie above it (0 and the range untouched otherwise)."""
+    above = sum(value > top for value, _, _ in drawn)
+    if _OPTIONS["series"] is None or not above:
+        return 0
+    kept = np.array(references + [b for value, low, high in drawn if value <= top for b in (low, high)], dtype=float)
+    low, high = np.nanmin(kept), np.nanmax(kept)
+    pad = 0.05 * (high - low) if high > low else 0.05
+    ax.set_ylim(low - pad, high + pad)
+    return above
+
+
 @_figure("finite-alpha", "fig3_finite_alpha")
 def finite_alpha(cols):
     """Fig 3: test risk against alpha. Per activation the replica fixed point (lines) and ERM
     (markers, mean and standard deviation over seeds), each at the r with the smallest mean test
     risk at that alpha (the paper tunes r by grid search); where that r is not ok the curve breaks
     and the point is hollow. The Bayes-optimal state evolution in black, broken at its located jump;
-    alpha -> infinity limits dashed. One panel per (task, nu, L, Delta)."""
+    alpha -> infinity limits dashed. One panel per (task, nu, L, Delta). With --series, one shade and
+    marker per series, and the y range clipped a little above the risk of f = 0 (_clip_y)."""
     slr = ~_tied_rows(cols)  # the tied-attention model's fixed-point/erm rows have figures of their own
     fp, erm = _mask_method(cols, "fixed-point") & slr, _mask_method(cols, "erm") & slr
     se = _mask_method(cols, "state-evolution")
@@ -600,18 +665,21 @@ def finite_alpha(cols):
     stderr = _col(cols, "test_risk_stderr")
     not_ok = 0
     tuned_any = False
+    off_scale = 0  # with --series: drawn values above the clipped y range
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
         alphas = []
+        drawn, references = [], []  # (value, low, high) of the fixed points and ERM; Bayes curves, limits
         for act in _activations(cols, (fp | erm) & here):
             base_colour = COLOURS.get(act)
             limit_rows = pop & here & (cols["activation"] == act)
             limit = _mean_by(np.zeros(_n(cols))[limit_rows], risk[limit_rows])
             if limit:
                 ax.axhline(limit[0][1], color=base_colour, ls=(0, (1, 2)), lw=1.4, zorder=2, label=f"{act}: α → ∞")
-            for suffix, every, k in _series(cols, here & (cols["activation"] == act)):
-                colour = base_colour
-                marker = _activation_style(act, k)[1]
+                references.append(limit[0][1])
+            series = _series(cols, here & (cols["activation"] == act))
+            for suffix, every, k in series:
+                colour, marker = _series_look(act, k, len(series))
                 ls = LINESTYLES[k % len(LINESTYLES)]  # solid, unless --series splits the curves
                 curve, several = _tuned(cols, fp & every)
                 tuned_any |= several
@@ -627,6 +695,7 @@ def finite_alpha(cols):
                 alphas.extend(c[0] for c in curve)
                 points, several = _tuned(cols, erm & every)
                 tuned_any |= several
+                drawn.extend((c[1], c[1], c[1]) for c in curve if c[8])
                 if points:
                     err = []
                     for p in points:
@@ -636,6 +705,7 @@ def finite_alpha(cols):
                             m = erm & every & _equal_mask(alpha_all, p[0]) & _equal_mask(_col(cols, "r_k"), p[6])
                             err.append(float(np.nanmean(stderr[m])) if np.isfinite(stderr[m]).any() else 0.0)
                     good = [i for i, p in enumerate(points) if p[8]]
+                    drawn.extend((points[i][1], points[i][1] - err[i], points[i][1] + err[i]) for i in good)
                     if good:
                         bars = ax.errorbar([points[i][0] for i in good], [points[i][1] for i in good],
                                            yerr=[err[i] for i in good], fmt=marker, ms=4, capsize=3, color=colour,
@@ -664,6 +734,7 @@ def finite_alpha(cols):
                 ax.plot(*zip(*lo), "k-", lw=2, zorder=1, label="Bayes-optimal")
                 ax.plot(*zip(*hi), "k-", lw=2, zorder=1)
             alphas.extend(x)
+            references.extend(y)
         if jump is not None:
             a_jump, a_lo, r_lo, a_hi, r_hi, a_err = jump
             ax.plot([a_jump, a_jump], [r_hi, r_lo], "k:", lw=1.2, zorder=1, label="Bayes-optimal: jump")
@@ -677,6 +748,8 @@ def finite_alpha(cols):
         limit = _mean_by(np.zeros(_n(cols))[limit_source[0]], limit_source[1][limit_source[0]])
         if limit:
             ax.axhline(limit[0][1], color="k", ls="--", lw=1, zorder=1, label="Bayes risk (α → ∞)")
+            references.append(limit[0][1])
+        off_scale += _clip_y(ax, drawn, references, OFF_SCALE * (1 + setting[3] ** 2))
         _alpha_scale(ax, alphas)
         ax.set_xlabel("α = N/D")
         ax.set_ylabel("test risk")
@@ -688,6 +761,9 @@ def finite_alpha(cols):
     if not_ok:
         extra.append((_not_ok_handle(axes[0]), f"{'best r ' if tuned_any else ''}not ok ({not_ok}): "
                                                "hollow, curve broken"))
+    if off_scale:
+        extra.append((axes[0].plot([], [], " ")[0], f"y range up to {OFF_SCALE:g}× the risk of f = 0: "
+                                                    f"{off_scale} values above it"))
     _shared_legend(fig, axes, extra)
     return fig
 
@@ -964,11 +1040,13 @@ BAND_ALPHA = 0.2
 
 def _mismatched_minimum(cols, swapped):
     """Fig 5 of the paper: per activation E, the minimal population risk (solid), and ℶ, the
-    minimum reached by the gradient flow from the swapped start (dashed, drawn only over the nu
-    where the flow found a distinct minimum or ran away, never joined across a stretch where it
-    collapsed onto E); each with its ±1 Monte Carlo standard error (risk_stderr) as a band, error
-    bars on isolated points; collapsed points hollow circles on E, runaway crosses; nu = infinity
-    as a column of its own; the Bayes risk dashed black; one panel per (task, L, Delta)."""
+    minimum reached by the gradient flow from the swapped start (dashed, a pattern of its own per
+    activation, drawn only over the nu where the flow found a distinct minimum or ran away, never
+    joined across a stretch where it collapsed onto E); each with its ±1 Monte Carlo standard error
+    (risk_stderr) as a band, and ℶ also with an error bar at every point, which stays visible where
+    the band is as narrow as the line; collapsed points hollow circles on E, runaway crosses; nu =
+    infinity as a column of its own (E a tick, ℶ a hollow square); the Bayes risk dashed black; one
+    panel per (task, L, Delta)."""
     pop = _mask_method(cols, "population") & (_at_option(cols) == "")
     matched = pop & ~swapped
     bayes = _mask_method(cols, "bayes")
@@ -977,6 +1055,7 @@ def _mismatched_minimum(cols, swapped):
     fig, axes = _grid(len(settings), columns=2)
     nu, risk, outcome = _col(cols, "nu"), _col(cols, "risk"), _outcome(cols)
     stderr = _col(cols, "risk_stderr")
+    beth_at_infinity = False
     for ax, setting in zip(axes, settings):
         here = _setting_mask(cols, keys, setting)
         x_inf = _infinite_column(ax, nu[(pop | bayes) & here], bool((np.isinf(nu) & here & (pop | bayes)).any()))
@@ -1002,12 +1081,11 @@ def _mismatched_minimum(cols, swapped):
                     run.append(r)
                     continue
                 if run:
-                    ax.plot(nu[run], risk[run], "--", color=colour, marker="." if len(run) == 1 else None,
-                            label=label, zorder=zorder)
-                    if len(run) == 1:
-                        ax.errorbar(nu[run], risk[run], yerr=stderr[run], fmt="none", ecolor=colour, elinewidth=1,
-                                    capsize=2, zorder=zorder)
-                    else:
+                    ax.plot(nu[run], risk[run], ls=MISMATCHED_DASHES.get(act, "--"), color=colour,
+                            marker="." if len(run) == 1 else None, label=label, zorder=zorder)
+                    ax.errorbar(nu[run], risk[run], yerr=stderr[run], fmt="none", ecolor=colour, elinewidth=1,
+                                capsize=2, zorder=zorder)
+                    if len(run) > 1:
                         ax.fill_between(nu[run], risk[run] - stderr[run], risk[run] + stderr[run], color=colour,
                                         alpha=BAND_ALPHA, lw=0, zorder=zorder - 0.5)
                     label = "_" + label
@@ -1016,6 +1094,7 @@ def _mismatched_minimum(cols, swapped):
             if inf_rows and x_inf is not None:
                 ax.errorbar([x_inf] * len(inf_rows), risk[inf_rows], yerr=stderr[inf_rows], fmt="s", ms=4, mfc="none",
                             color=colour, elinewidth=1, capsize=2, zorder=zorder)
+                beth_at_infinity = True
             for kind, (marker, _) in OUTCOMES.items():
                 m = swapped & this & (outcome == kind)
                 if m.any():
@@ -1030,11 +1109,16 @@ def _mismatched_minimum(cols, swapped):
         ax.set_ylabel("population risk")
         ax.set_title(_setting_title(keys, setting))
         ax.grid(alpha=0.3)
-    _shared_legend(fig, axes)
+    extra = []
+    if beth_at_infinity:
+        extra.append((axes[0].errorbar([], [], yerr=[], fmt="s", ms=4, mfc="none", color="0.3", elinewidth=1,
+                                       capsize=2), "ν = ∞: ℶ a hollow square (± 1 s.e.), E a tick"))
+    _shared_legend(fig, axes, extra)
     return fig
 
 
-STUDENT_COLOURS = ["tab:red", "tab:green", "tab:brown", "tab:olive", "tab:cyan"]
+# Colours of fixed students: none is an activation's (COLOURS), so that no student reads as one.
+STUDENT_COLOURS = ["tab:brown", "tab:olive", "tab:cyan", "tab:pink", "tab:gray"]
 
 
 @_figure("mismatched", "fig5_mismatched")
