@@ -854,6 +854,7 @@ def order_parameters(cols):
             here = _setting_mask(cols, keys, setting) & has
             acts = _activations(cols, source & here)
             width = 0.8 / max(len(acts), 1)
+            not_ok = []
             for j, act in enumerate(acts):
                 this = here & (cols["activation"] == act)
                 shift = positions - 0.4 + width * (j + 0.5)
@@ -881,9 +882,8 @@ def order_parameters(cols):
                     off = (not bad and erm_test.size > 1 and np.isfinite(fp_test)
                            and not (erm_test.min() <= fp_test <= erm_test.max())
                            and max(fp_test / erm_test.mean(), erm_test.mean() / fp_test) > 1.5)
-                    if bad:  # a fixed point that is not ok: a thin tick, its status in the legend
-                        ax.plot(shift, theory, "_", ms=12, mew=0.8, color=colour, alpha=0.6,
-                                label=f"{act}: fixed point, status {', '.join(bad)}")
+                    if bad:  # a fixed point that is not ok: drawn after the panel's ok content (below)
+                        not_ok.append((shift, theory, colour, f"{act}: fixed point, status {', '.join(bad)}"))
                     elif off:
                         off_branch += 1
                         ax.plot(shift, theory, "x", ms=5, mew=1.0, color=colour,
@@ -894,6 +894,7 @@ def order_parameters(cols):
                     else:
                         ax.plot(shift, theory, "_", ms=12, mew=2, color=colour, label=f"{act}: fixed point")
             ax.axhline(0, color="0.6", lw=0.8)
+            _not_ok_ticks(ax, not_ok)
             ax.set_ylabel("value after training")
             ax.set_xticks(positions)
             ax.set_xticklabels([LABELS[n] for n in ORDER_PARAMETERS])
@@ -908,6 +909,33 @@ def order_parameters(cols):
                                                         "range and > 1.5× their mean"))
         _shared_legend(fig, axes, extra)
     return fig
+
+
+def _not_ok_ticks(ax, not_ok):
+    """Thin ticks at the fixed points whose status is not ok (`not_ok`: (x, values, colour, label)),
+    added after the panel's ok content so that they do not set its y range: a value off that range
+    (e.g. R_kk = 3.1 of a linear fixed point on another branch) is drawn at the edge as a triangle
+    pointing off the panel, with its value written beside it."""
+    from matplotlib.lines import Line2D
+
+    if not not_ok:
+        return
+    ax.relim()
+    ax.autoscale_view()
+    low, high = ax.get_ylim()
+    pad = 0.03 * (high - low)
+    for x, values, colour, label in not_ok:
+        x, values = np.asarray(x, dtype=float), np.asarray(values, dtype=float)
+        inside = np.isfinite(values) & (values >= low) & (values <= high)
+        ax.add_artist(Line2D(x[inside], values[inside], ls="none", marker="_", ms=12, mew=0.8, color=colour,
+                             alpha=0.6, label=label))
+        for xi, v in zip(x[~inside & np.isfinite(values)], values[~inside & np.isfinite(values)]):
+            y = high - pad if v > high else low + pad
+            ax.add_artist(Line2D([xi], [y], ls="none", marker="^" if v > high else "v", ms=5, color=colour,
+                                 alpha=0.6))
+            ax.annotate(f"{v:.3g}", (xi, y), xytext=(4, -3 if v > high else 3), textcoords="offset points",
+                        fontsize="x-small", color=colour, va="top" if v > high else "bottom")
+    ax.set_ylim(low, high)
 
 
 # ---------------------------------------------------------------- gradient-flow trajectories
