@@ -10,6 +10,7 @@
 #include "slr/archive/archive_error.hpp"
 #include "slr/cli/export_command.hpp"
 #include "slr/cli/merge_command.hpp"
+#include "slr/cli/outputs_command.hpp"
 #include "slr/cli/parameters_command.hpp"
 #include "slr/cli/plan_command.hpp"
 #include "slr/cli/plot_command.hpp"
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   const auto sweep = slr::cli::add_sweep_commands(app);
   const auto run_plan = slr::cli::add_plan_command(app);
   const auto run_parameters = slr::cli::add_parameters_command(app);
+  const auto run_outputs = slr::cli::add_outputs_command(app);
   const auto run_status = slr::cli::add_status_command(app);
   const auto run_recover = slr::cli::add_recover_command(app);
   const auto run_upgrade = slr::cli::add_upgrade_command(app);
@@ -106,7 +108,7 @@ int main(int argc, char** argv) {
   }
   if (sweep.selected()) return run_with_mpi(argc, argv, sweep);
   try {
-    for (const auto* run : {&run_point, &run_plan, &run_parameters, &run_status, &run_recover, &run_upgrade, &run_query, &run_export,
+    for (const auto* run : {&run_point, &run_plan, &run_parameters, &run_outputs, &run_status, &run_recover, &run_upgrade, &run_query, &run_export,
                             &run_plot, &run_merge})
       if (const int code = (*run)(); code >= 0) return code;
   } catch (const std::invalid_argument& e) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "slr/cli/json_output.hpp"
+#include "slr/cli/outputs_command.hpp"
 #include "slr/methods/registry.hpp"
 
 namespace slr::cli {
@@ -24,6 +25,7 @@ struct point_arguments {
   std::uint64_t seed = 0;
   unsigned threads = 1;
   bool help = false;
+  bool describe = false;
   std::map<std::string, CLI::Option*> flags; // the flag of each declared parameter
 };
 
@@ -90,8 +92,11 @@ std::function<int()> add_point_command(CLI::App& app) {
   // Help of the chosen method alone when --model/--method come before --help (handled below).
   cmd->set_help_flag();
   cmd->add_flag("-h,--help", args->help,
-                                  "Print this help message and exit; after --method (and --model): only that "
-                                  "method's parameters, with its own ranges and defaults");
+                "Print this help message and exit; after --method (and --model): only that method's parameters, "
+                "with its own ranges and defaults");
+  cmd->add_flag("--describe", args->describe,
+                "Print the outputs of the method (--model, --method: name, unit, when emitted, meaning) and exit "
+                "without computing");
   cmd->add_option("--model", args->model, "Model:" + models)->capture_default_str();
   cmd->add_option("--method", args->method, "Method (of the model):" + methods)->capture_default_str();
   // Model parameters, from their declarations (a name two models share is one flag).
@@ -158,6 +163,10 @@ std::function<int()> add_point_command(CLI::App& app) {
       return 0;
     }
     const auto& method = methods::find_method(args->model, args->method);
+    if (args->describe) {
+      print_outputs_text(std::cout, method);
+      return 0;
+    }
     auto values = args->values;
     if (!args->length_pmf.empty()) {
       for (const auto& spec : methods::slr_model().parameters)

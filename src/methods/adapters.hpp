@@ -38,6 +38,10 @@ grid::status to_grid_status(theory::solve_status status);
 /// A JSON number, or null for NaN/±∞ (JSON has neither).
 nlohmann::ordered_json finite_or_null(double x);
 
+/// The seven order parameters of single-location regression (docs/theory.md §0) as outputs
+/// order_parameters.*, each "of <of_what>" (e.g. "the trained weights").
+std::vector<output_spec> order_parameter_outputs(const std::string& of_what);
+
 /// The option every Monte Carlo method shares.
 option_spec samples_option(std::string default_value, double minimum);
 /// "common-samples": "alpha" makes the points of one curve in α draw the same Monte Carlo

@@ -9,6 +9,13 @@ method_descriptor describe_bayes() {
   m.name = "bayes";
   m.summary = "Bayes risk of the population problem (k*, v* known)";
   m.options = {samples_option("200000", 100)};
+  m.outputs = {
+      {.name = "risk", .meaning = "the Bayes risk E_Bayes = Delta^2 + 1 - E[sum_l p_l^2] (p_l the posterior of the "
+                                  "hidden location; includes the label noise Delta^2), Monte Carlo over S samples"},
+      {.name = "risk_stderr", .meaning = "Monte Carlo standard error of risk"},
+      {.name = "bayes_risk", .meaning = "the same Bayes risk (the column every SLR method fills for comparison)"},
+      {.name = "bayes_risk_stderr", .meaning = "Monte Carlo standard error of bayes_risk"},
+  };
   m.solve = [](const grid::point& p, const run_context& context) {
     const theory::mc_settings mc{static_cast<std::size_t>(option_number(p, "samples")), p.seed, context.threads};
     const auto bayes = theory::bayes_risk(p.problem, mc);

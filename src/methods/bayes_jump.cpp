@@ -78,6 +78,51 @@ method_descriptor describe_bayes_jump() {
     if (!(option_number(p, "alpha-min") < option_number(p, "alpha-max")))
       throw std::invalid_argument("option 'alpha-min' must be below 'alpha-max'");
   };
+  m.outputs = {
+      {.name = "jump_found", .meaning = "1 if a discontinuity of the state evolution was bracketed to jump-tol, else 0"},
+      {.name = "alpha_jump", .meaning = "alpha = N/D of the jump (first-order transition; NaN if none found)"},
+      {.name = "alpha_jump_stderr",
+       .meaning = "its uncertainty: standard deviation of alpha_jump over the jump-batches independent searches "
+                  "(not divided by sqrt(batches)) with half the bracket in quadrature (docs/theory.md §5)"},
+  };
+  // The two ends of the final bracket, as method columns and again (with the chosen start, status
+  // and coexistence) in the objects below / above of the extras.
+  for (const std::string side : {"below", "above"}) {
+    const std::string end = " at the " + std::string(side == "below" ? "lower" : "upper") + " end of the bracket";
+    m.outputs.insert(m.outputs.end(), {
+        {.name = "alpha_" + side, .meaning = "alpha" + end},
+        {.name = "test_risk_" + side, .meaning = "Bayes-optimal test risk of the chosen branch" + end},
+        {.name = "test_risk_stderr_" + side, .meaning = "Monte Carlo standard error of test_risk_" + side},
+        {.name = "q_kk_" + side, .meaning = "overlap q_kk of the chosen branch" + end},
+        {.name = "q_vv_" + side, .meaning = "overlap q_vv of the chosen branch" + end},
+        {.name = "free_entropy_gap_" + side,
+         .meaning = "Phi_informed - Phi_uninformed" + end +
+                    " (+inf under exact recovery; NaN unless both branches converged to distinct fixed points)"},
+        {.name = "free_entropy_gap_stderr_" + side,
+         .meaning = "Monte Carlo standard error of free_entropy_gap_" + side},
+    });
+  }
+  m.outputs.insert(m.outputs.end(), {
+      {.name = "jump_gap_risk", .meaning = "test risk below minus test risk above: the size of the jump in the risk"},
+      {.name = "jump_gap_q", .meaning = "max |q_above - q_below| over the overlaps: the size of the jump in q"},
+      {.name = "evaluations", .meaning = "state-evolution solves of the search (each runs both starts)"},
+      {.name = "batch_alpha_jumps", .meaning = "alpha_jump of each batch search that located the jump"},
+  });
+  for (const std::string side : {"below", "above"})
+    m.outputs.insert(m.outputs.end(), {
+        {.name = side + ".alpha", .meaning = "alpha of the bracket's " + side + " end"},
+        {.name = side + ".chosen", .meaning = "start of the chosen branch there: informed or uninformed"},
+        {.name = side + ".status", .meaning = "status of the state-evolution solve there"},
+        {.name = side + ".test_risk", .meaning = "test_risk_" + side + " again"},
+        {.name = side + ".q_kk", .meaning = "q_kk_" + side + " again"},
+        {.name = side + ".q_vv", .meaning = "q_vv_" + side + " again"},
+        {.name = side + ".coexistence", .meaning = "true if both branches exist there at different q"},
+        {.name = side + ".free_entropy_gap", .meaning = "free_entropy_gap_" + side + " again"},
+        {.name = side + ".free_entropy_gap_stderr", .meaning = "free_entropy_gap_stderr_" + side + " again"},
+    });
+  m.outputs.push_back({.name = "scan",
+                       .meaning = "the coarse log-spaced scan in increasing alpha: one object per alpha with the "
+                                  "keys of below / above; in the point's JSON it takes the place of the option scan"});
   m.solve = [](const grid::point& p, const run_context& context) {
     theory::bayes_jump_options o;
     o.alpha_min = option_number(p, "alpha-min");

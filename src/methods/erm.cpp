@@ -347,6 +347,62 @@ method_descriptor describe_erm() {
        "(explicit, step held at 2/rho)",
        {"rkc", "heun"}, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), true},
   };
+  {
+    const std::string finite = "status not diverged";
+    const std::string flow = "optimizer = gradient-flow";
+    m.outputs = order_parameter_outputs("the trained weights, measured against the drawn teacher");
+    m.outputs.insert(m.outputs.end(), {
+        {.name = "train_loss", .meaning = "training loss sum_mu (y_mu - f(X_mu))^2 / (2N) at the trained weights"},
+        {.name = "train_loss_regularised",
+         .meaning = "the ERM objective per sample F/N = train_loss + (r_k |k|^2 + r_v |v|^2)/(2N)"},
+        {.name = "iterations", .meaning = "L-BFGS iterations or accepted gradient-flow steps"},
+        {.name = "D", .meaning = "dimension D of the simulation (the option D again, as a result column)"},
+        {.name = "N", .meaning = "training sequences N = round(alpha D)"},
+        {.name = "grad_evals", .meaning = "evaluations of the loss and its gradient over the whole training"},
+        {.name = "grad_time_s",
+         .meaning = "median wall time of one loss + gradient evaluation over the N sequences (a measurement)",
+         .unit = "s per evaluation"},
+        {.name = "rel_grad",
+         .meaning = "relative gradient |grad F| / (alpha |w|) at the end (the stopping quantity, compare with tol)"},
+        {.name = "test_risk",
+         .meaning = "test risk: mean of (y - f(X))^2 over test-samples fresh sequences (includes Delta^2)",
+         .condition = finite},
+        {.name = "test_risk_stderr", .meaning = "standard error of test_risk (sample s.d./sqrt(test-samples))",
+         .condition = finite},
+        {.name = "risk", .meaning = "the same as test_risk (the risk column every SLR method fills)",
+         .condition = finite},
+        {.name = "risk_stderr", .meaning = "the same as test_risk_stderr", .condition = finite},
+        {.name = "stopped_by",
+         .meaning = "what ended the training: tolerance (rel_grad <= tol), iteration_cap, horizon (gradient flow), "
+                    "line_search (L-BFGS could not progress: the rounding floor) or timeout"},
+        {.name = "init",
+         .meaning = "the start used: informed, random, given, overlaps (the init option) or warm-start (the "
+                    "overlaps of the previous point of an alpha-continuation chain); in the point's JSON it takes the "
+                    "place of the option init"},
+    });
+    for (auto o : order_parameter_outputs("the initial weights")) {
+      o.name.replace(0, std::string_view("order_parameters").size(), "initial_order_parameters");
+      m.outputs.push_back(std::move(o));
+    }
+    m.outputs.insert(m.outputs.end(), {
+        {.name = "population_risk",
+         .meaning = "population risk E(M, Q) of docs/theory.md §2 at the trained order parameters (the exact test "
+                    "risk of the trained weights up to its Monte Carlo error)",
+         .condition = finite + " and the trained overlaps admissible"},
+        {.name = "population_risk_stderr", .meaning = "Monte Carlo standard error of population_risk",
+         .condition = finite + " and the trained overlaps admissible"},
+        {.name = "flow_time",
+         .meaning = "time reached by the gradient flow dw_hat/dt = -grad(F/N), w_hat = w/sqrt(D) (natural units)",
+         .condition = flow},
+        {.name = "trajectory",
+         .meaning = "the flow recorded at the trajectory times: one object per time with t, order_parameters "
+                    "(the seven), train_loss, train_loss_regularised, rel_grad",
+         .condition = flow + " and trajectory = 1"},
+        {.name = "peak_rss_mb",
+         .meaning = "peak resident memory of the process so far (getrusage ru_maxrss; a measurement)",
+         .unit = "MB (10^6 bytes)"},
+    });
+  }
   m.solve = solve_erm;
   m.validate = validate_erm;
   m.cost_seconds = [](const grid::point& p) {

@@ -66,6 +66,50 @@ method_descriptor describe_fixed_point() {
       {"estimator", vt::choice, "auto", "M-hat estimator (auto = tilt-score unless max-SLR nu=inf)",
        {"auto", "stein-free", "tilt-score"}},
   };
+  m.outputs = {
+      {.name = "test_risk",
+       .meaning = "test risk E(M, Q) = E[(y - f(X))^2] at the fixed point's order parameters (population formula, "
+                  "docs/theory.md §2; includes Delta^2), mean over the repeats"},
+      {.name = "test_risk_stderr", .meaning = "standard error of test_risk from the spread of the repeats"},
+      {.name = "risk", .meaning = "the same as test_risk (the risk column every SLR method fills)"},
+      {.name = "risk_stderr", .meaning = "the same as test_risk_stderr"},
+      {.name = "train_loss",
+       .meaning = "training loss per sample E[(y - f)^2 / 2] at the proximal fields (docs/theory.md §4; the factor "
+                  "1/2 of the ERM objective)"},
+      {.name = "train_loss_regularised",
+       .meaning = "train_loss + (r_k q_kk + r_v q_vv)/(2 alpha): the regularised ERM objective per sample"},
+  };
+  for (auto& o : order_parameter_outputs("the fixed point (the replica-symmetric prediction for ERM)"))
+    m.outputs.push_back(std::move(o));
+  m.outputs.insert(m.outputs.end(), {
+      {.name = "V.kk", .meaning = "V_kk: key-key entry of the 2x2 response V = (Lambda + V_hat)^-1 of the RS state"},
+      {.name = "V.kv", .meaning = "V_kv: key-value entry of V (symmetrised)"},
+      {.name = "V.vv", .meaning = "V_vv: value-value entry of V"},
+      {.name = "hat.m_kk", .meaning = "conjugate M_hat, entry (teacher k*, student k) (alpha included; docs/theory.md §4)"},
+      {.name = "hat.m_kv", .meaning = "conjugate M_hat, entry (teacher v*, student k)"},
+      {.name = "hat.m_vk", .meaning = "conjugate M_hat, entry (teacher k*, student v)"},
+      {.name = "hat.m_vv", .meaning = "conjugate M_hat, entry (teacher v*, student v)"},
+      {.name = "hat.q_kk", .meaning = "conjugate Q_hat = alpha E[sum_l f_out f_out^T], key-key entry"},
+      {.name = "hat.q_kv", .meaning = "conjugate Q_hat, key-value entry"},
+      {.name = "hat.q_vv", .meaning = "conjugate Q_hat, value-value entry"},
+      {.name = "hat.v_kk", .meaning = "conjugate V_hat (the channel's curvature), key-key entry"},
+      {.name = "hat.v_kv", .meaning = "conjugate V_hat, key-value entry"},
+      {.name = "hat.v_vv", .meaning = "conjugate V_hat, value-value entry"},
+      {.name = "iterations", .meaning = "fixed-point iterations of the last repeat"},
+      {.name = "residual", .meaning = "max |F(x) - x| over M, Q, V at the last iteration (compare with tol)"},
+      {.name = "nonpd_fraction",
+       .meaning = "fraction of the channel's proximal problems whose loss Hessian is not positive definite"},
+      {.name = "start",
+       .meaning = "the start used: informed, uninformed (the init option) or warm (the previous point of an "
+                  "alpha-continuation chain)"},
+      {.name = "train_loss_stderr", .meaning = "standard error of train_loss from the spread of the repeats"},
+      {.name = "repeat_solves",
+       .meaning = "one object per repeat (independent Monte Carlo sample): its seed, status, iterations, residual, "
+                  "test_risk and its sample stderr, train_loss, m_kk, m_vv, q_kk, q_vv, both M_hat estimators "
+                  "(stein-free, tilt-score) and the stderr of their difference, nonpd_fraction, channel_samples, "
+                  "prox_problems, newton_steps, accelerated_steps, acceleration_restarts, channel_seconds (wall "
+                  "time of its channel evaluations, s)"},
+  });
   m.solve = [](const grid::point& p, const run_context& context) {
     theory::fixed_point_options o;
     o.samples = static_cast<std::size_t>(option_number(p, "samples"));

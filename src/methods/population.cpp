@@ -57,6 +57,47 @@ method_descriptor describe_population() {
     start.omitted_when_default = true; // points of existing archives keep their identities
     m.options.push_back(std::move(start));
   }
+  {
+    const std::string swapped = "start = swapped";
+    m.outputs = {
+        {.name = "risk",
+         .meaning = "population risk E = E[(y - f(X))^2] (includes Delta^2; f = 0 has 1 + Delta^2): its minimum over "
+                    "the symmetric manifold (matched start), the mismatched minimum reached from the swapped start, "
+                    "or its value at the order parameters of `at`"},
+        {.name = "risk_stderr", .meaning = "Monte Carlo standard error of risk (common random numbers)"},
+    };
+    for (auto& o : order_parameter_outputs("the minimiser (or of `at`)")) m.outputs.push_back(std::move(o));
+    m.outputs.insert(m.outputs.end(), {
+        {.name = "iterations",
+         .meaning = "evaluations of the risk and its gradient by the minimisation, in whole-sample units",
+         .condition = "without at"},
+        {.name = "bayes_risk", .meaning = "the Bayes risk on the same Monte Carlo sample (docs/theory.md §3)"},
+        {.name = "bayes_risk_stderr", .meaning = "Monte Carlo standard error of bayes_risk"},
+        {.name = "outcome",
+         .meaning = "how the descent from the swapped start ended: distinct (a minimum other than the matched "
+                    "one), collapsed (back at the matched minimum), runaway (to the box, |k| -> infinity) or "
+                    "not_converged (docs/theory.md §3b)",
+         .condition = swapped},
+        {.name = "matched_risk",
+         .meaning = "the matched minimum E on the same sample, evaluated with the descent's estimator",
+         .condition = swapped},
+        {.name = "descended_risk", .meaning = "the risk at the end point of the flow itself", .condition = swapped},
+        {.name = "gradient_norm",
+         .meaning = "norm of the risk's gradient over the seven order parameters at the end point (coordinates held "
+                    "at the box excluded)",
+         .condition = swapped},
+        {.name = "newton_step",
+         .meaning = "length |H^-1 grad E| of the Newton step at the end point (free coordinates)",
+         .condition = swapped},
+        {.name = "hessian_min_eigenvalue",
+         .meaning = "smallest eigenvalue of the risk's 7x7 Hessian at the end point (> 0 at a minimum)",
+         .condition = swapped},
+        {.name = "flow_time",
+         .meaning = "total time t integrated of the flow d theta/dt = -grad E (natural units of the flow)",
+         .condition = swapped},
+        {.name = "flow_steps", .meaning = "accepted steps of the flow", .condition = swapped},
+    });
+  }
   // `at` is checked when the point is completed (plan time), not when a worker reaches it.
   m.validate = [](const grid::point& p) {
     if (const auto& at = option_text(p, "at"); !at.empty()) {

@@ -16,8 +16,21 @@ namespace slr::methods {
 
 namespace {
 
+// What solve_point adds to the record of every method.
+output_spec wall_time_output() {
+  return {.name = "wall_s",
+          .meaning = "wall-clock time of the whole solve of the point (a measurement, not a result)",
+          .unit = "s"};
+}
+
+method_descriptor with_common_outputs(method_descriptor method) {
+  method.outputs.push_back(wall_time_output());
+  return method;
+}
+
 std::vector<method_descriptor>& registry() {
-  static std::vector<method_descriptor> methods = {detail::describe_bayes(), detail::describe_population(),
+  static std::vector<method_descriptor> methods = [] {
+    std::vector<method_descriptor> list = {detail::describe_bayes(), detail::describe_population(),
                                                    detail::describe_fixed_point(),
                                                    detail::describe_state_evolution(),
                                                    detail::describe_bayes_jump(),
@@ -26,6 +39,9 @@ std::vector<method_descriptor>& registry() {
                                                    detail::describe_tied_fixed_point(),
                                                    detail::describe_tied_erm(),
                                                    detail::describe_tied_threshold()};
+    for (auto& method : list) method = with_common_outputs(std::move(method));
+    return list;
+  }();
   return methods;
 }
 
@@ -157,6 +173,12 @@ std::string_view model_of(const grid::point& point) noexcept {
 
 const std::vector<method_descriptor>& all_methods() { return registry(); }
 
+const output_spec* find_output(const method_descriptor& method, std::string_view name) noexcept {
+  for (const auto& output : method.outputs)
+    if (output.name == name) return &output;
+  return nullptr;
+}
+
 const method_descriptor& find_method(std::string_view name) { return find_method("slr", name); }
 
 const method_descriptor& find_method(std::string_view model, std::string_view name) {
@@ -191,7 +213,7 @@ void register_method(method_descriptor method) {
     if (model.find(spec.name) != nullptr)
       throw std::invalid_argument("option '" + spec.name + "' of method " + method.name +
                                   " has the name of a model parameter");
-  registry().push_back(std::move(method));
+  registry().push_back(with_common_outputs(std::move(method)));
 }
 
 bool uses_model_parameter(const method_descriptor& method, std::string_view name) {
@@ -439,6 +461,19 @@ grid::status to_grid_status(theory::solve_status status) {
 
 nlohmann::ordered_json finite_or_null(double x) {
   return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+}
+
+std::vector<output_spec> order_parameter_outputs(const std::string& of_what) {
+  const auto overlap = [&](const char* name, const char* text) {
+    return output_spec{.name = std::string("order_parameters.") + name, .meaning = text + (" of " + of_what)};
+  };
+  return {overlap("m_kk", "m_kk* = k*.k/D: overlap of the student key k with the teacher key k*"),
+          overlap("m_kv", "m_kv* = v*.k/D: overlap of the student key k with the teacher value v*"),
+          overlap("m_vk", "m_vk* = k*.v/D: overlap of the student value v with the teacher key k*"),
+          overlap("m_vv", "m_vv* = v*.v/D: overlap of the student value v with the teacher value v*"),
+          overlap("q_kk", "q_kk = k.k/D: squared norm of the student key per dimension"),
+          overlap("q_kv", "q_kv = k.v/D: overlap of the student key and value"),
+          overlap("q_vv", "q_vv = v.v/D: squared norm of the student value per dimension")};
 }
 
 option_spec samples_option(std::string default_value, double minimum) {

@@ -52,6 +52,46 @@ method_descriptor describe_state_evolution() {
        1, 1e6},
       {"quadrature-nodes", vt::integer, "32", "Gauss-Hermite nodes (max-SLR, nu = inf)", {}, 4, 200},
   };
+  m.outputs = {
+      {.name = "test_risk",
+       .meaning = "Bayes-optimal test risk Delta^2 + E[(y - y_hat)^2] of the chosen branch (docs/theory.md §5)"},
+      {.name = "test_risk_stderr", .meaning = "Monte Carlo standard error of test_risk"},
+      {.name = "risk", .meaning = "the same as test_risk (the risk column every SLR method fills)"},
+      {.name = "risk_stderr", .meaning = "the same as test_risk_stderr"},
+  };
+  for (auto& o : order_parameter_outputs("the Bayes posterior mean (Nishimori: M = Q = q)"))
+    m.outputs.push_back(std::move(o));
+  m.outputs.insert(m.outputs.end(), {
+      {.name = "V.kk", .meaning = "(I - q)_kk: posterior variance of the key direction per dimension"},
+      {.name = "V.kv", .meaning = "(I - q)_kv"},
+      {.name = "V.vv", .meaning = "(I - q)_vv: posterior variance of the value direction per dimension"},
+      {.name = "hat.m_kk", .meaning = "q_hat_kk (Nishimori: M_hat = Q_hat = V_hat = q_hat)"},
+      {.name = "hat.m_kv", .meaning = "q_hat_vk"},
+      {.name = "hat.m_vk", .meaning = "q_hat_kv"},
+      {.name = "hat.m_vv", .meaning = "q_hat_vv"},
+      {.name = "hat.q_kk", .meaning = "q_hat_kk = alpha E[sum_l g_out g_out^T]_kk, the conjugate of q"},
+      {.name = "hat.q_kv", .meaning = "q_hat_kv"},
+      {.name = "hat.q_vv", .meaning = "q_hat_vv"},
+      {.name = "hat.v_kk", .meaning = "q_hat_kk"},
+      {.name = "hat.v_kv", .meaning = "q_hat_kv"},
+      {.name = "hat.v_vv", .meaning = "q_hat_vv"},
+      {.name = "iterations", .meaning = "iterations of the chosen branch"},
+      {.name = "residual", .meaning = "max |q_new - q| at the chosen branch's last iteration (compare with tol)"},
+      {.name = "free_entropy",
+       .meaning = "free entropy Phi = -tr(q q_hat)/2 + [tr q_hat - log det(I + q_hat)]/2 + alpha E[log Z_out] of the "
+                  "chosen branch, per dimension (diverges as q_vv -> 1 at Delta = 0)"},
+      {.name = "free_entropy_other",
+       .meaning = "free entropy of the branch from the other start", .condition = "init = both"},
+      {.name = "chosen", .meaning = "the start of the reported branch: informed or uninformed (the larger Phi)"},
+      {.name = "coexistence",
+       .meaning = "true if the two starts ended at different q (max |dq| > 100 tol): coexisting fixed points"},
+      {.name = "free_entropy_stderr", .meaning = "Monte Carlo standard error of free_entropy"},
+      {.name = "branches",
+       .meaning = "one object per start run: start, status, message, iterations, residual, q_kk, q_kv, q_vv, "
+                  "q_hat_kk, q_hat_kv, q_hat_vv, test_risk, test_risk_stderr, free_entropy, free_entropy_stderr"},
+      {.name = "note", .meaning = "why the free entropies do not compare branches at Delta = 0",
+       .condition = "delta = 0"},
+  });
   m.solve = [](const grid::point& p, const run_context& context) {
     theory::state_evolution_options o;
     o.samples = static_cast<std::size_t>(option_number(p, "samples"));

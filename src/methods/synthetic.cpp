@@ -75,6 +75,18 @@ method_descriptor describe_synthetic() {
        "yes: the busy work honours the wall-time cap; no: it ignores it (tests the scheduler's hard timeout)",
        {"yes", "no"}},
   };
+  {
+    const std::string uniform = "hash-derived uniform number in [0, 1) of (seed, identity); no meaning";
+    for (const char* column : {"risk", "risk_stderr", "bayes_risk", "test_risk", "train_loss"})
+      m.outputs.push_back({.name = column, .meaning = uniform});
+    for (auto o : order_parameter_outputs("nothing")) m.outputs.push_back({.name = o.name, .meaning = uniform});
+    m.outputs.insert(m.outputs.end(), {
+        {.name = "residual", .meaning = uniform},
+        {.name = "free_entropy", .meaning = "hash-derived standard normal number; no meaning"},
+        {.name = "free_entropy_other", .meaning = "the top 52 bits of the point's identity (ties a row to its point)"},
+        {.name = "iterations", .meaning = "1, or one more than the warm-start record's along a continuation chain"},
+    });
+  }
   m.solve = [](const grid::point& p, const run_context& context) {
     if (failure_requested(p, option_text(p, "fail-if")))
       throw std::runtime_error("synthetic failure injected (fail-if=" + option_text(p, "fail-if") + ")");

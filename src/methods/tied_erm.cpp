@@ -46,6 +46,42 @@ method_descriptor describe_tied_erm() {
        "minimum when rank <= k d, faster from alpha ~ 0.5 on; no: from random weights W_ij ~ eta N(0, 1)",
        {"no", "yes"}},
   };
+  // Per sequence unless stated; test errors are means over test-samples fresh sequences.
+  m.outputs = {
+      {.name = "train_loss", .meaning = "training loss L(S_hat)/n of the trained form (seq2label: "
+                                        "||sigma_beta(h(S_hat)) - Y||_F^2 per sequence, no 1/2)"},
+      {.name = "D", .meaning = "token dimension d of the run"},
+      {.name = "N", .meaning = "training sequences n = round(alpha d^2)"},
+      {.name = "iterations", .meaning = "iterations of the optimiser (L-BFGS, or accelerated proximal gradient for "
+                                        "psd-nuclear)"},
+      {.name = "grad_evals", .meaning = "loss evaluations (with or without gradient) of the optimiser"},
+      {.name = "rel_grad", .meaning = "the optimiser's stopping quantity at the end (relative gradient, or relative "
+                                      "step of the proximal gradient; compare with tol)"},
+      {.name = "q", .meaning = "q = (1/d) ||S_hat||_F^2"},
+      {.name = "m", .meaning = "m = (1/d) <S_hat, S*>"},
+      {.name = "target_q0", .meaning = "the drawn target's (1/d) Tr S*^2 (1 + k0 + 1/d on average)"},
+      {.name = "mse_s", .meaning = "(1/d) ||S_hat - S*||_F^2"},
+      {.name = "test_clean",
+       .meaning = "test error ||sigma_beta(h(S_hat)) - sigma_beta0(h(S*))||_F^2 of the attention matrix, noiseless "
+                  "labels (both label forms)"},
+      {.name = "test_clean_stderr", .meaning = "standard error of test_clean (sample s.d./sqrt(test-samples))"},
+      {.name = "test_noisy", .meaning = "the same test error against fresh noisy labels Y"},
+      {.name = "test_noisy_stderr", .meaning = "standard error of test_noisy"},
+      {.name = "objective_per_d2", .meaning = "(L(S_hat) + penalty) / d^2 of the trained form"},
+      {.name = "trace_per_d", .meaning = "(1/d) Tr S_hat"},
+      {.name = "rank_rel_1e3", .meaning = "fraction of eigenvalues of S_hat with |lambda| > 1e-3 max |lambda|"},
+      {.name = "rank_rel_1e2", .meaning = "fraction of eigenvalues of S_hat with |lambda| > 1e-2 max |lambda|"},
+      {.name = "kkt_residual",
+       .meaning = "KKT residual of S_hat in the psd-nuclear program (factorised, psd-nuclear; NaN for direct)"},
+      {.name = "optimiser_seconds", .meaning = "wall time of the optimisation alone (a measurement)", .unit = "s"},
+      {.name = "eigenvalues", .meaning = "all d eigenvalues of S_hat, ascending",
+       .condition = "d <= " + std::to_string(max_listed_eigenvalues)},
+      {.name = "eigenvalue_histogram.edges", .meaning = "101 edges of 100 equal bins over [min, max] of the "
+                                                        "eigenvalues of S_hat",
+       .condition = "d > " + std::to_string(max_listed_eigenvalues)},
+      {.name = "eigenvalue_histogram.counts", .meaning = "eigenvalues of S_hat in each bin",
+       .condition = "d > " + std::to_string(max_listed_eigenvalues)},
+  };
   m.solve = [](const grid::point& p, const run_context& context) {
     const auto problem = tied_problem(p);
     auto settings = erm_settings_of(p);

@@ -88,6 +88,57 @@ method_descriptor describe_tied_fixed_point() {
       {"max-iter", vt::integer, "100", "map evaluations per phase (status not_converged beyond)", {}, 1, 1e5},
       tied_hats_option(),
   };
+  // Per-d and per-sequence units throughout (docs/theory.md §T4).
+  m.outputs = {
+      {.name = "train_loss",
+       .meaning = "training loss L(S_hat)/n = E ||sigma_beta(h(S_hat)) - Y||_F^2 per training sequence (no 1/2)"},
+      {.name = "iterations", .meaning = "evaluations of the fixed-point map, coarse and final phase together"},
+      {.name = "residual",
+       .meaning = "relative residual |w (F(x) - x)| / |w F(x)| of the last map evaluation (compare with tol)"},
+      {.name = "q", .meaning = "q = (1/d) ||S_hat||_F^2: squared norm of the estimator per dimension"},
+      {.name = "m", .meaning = "m = (1/d) <S_hat, S*>: overlap of the estimator with the target"},
+      {.name = "V", .meaning = "V > 0: the response of the estimator to its effective noise (replica-symmetric "
+                               "variance; grows as 1/lambda where the estimator interpolates)"},
+      {.name = "q_hat", .meaning = "conjugate q_hat of q (alpha included)"},
+      {.name = "m_hat", .meaning = "conjugate m_hat of m (alpha included)"},
+      {.name = "V_hat", .meaning = "conjugate V_hat of V (alpha included)"},
+      {.name = "hat_m_rel_diff",
+       .meaning = "(m_hat Stein - m_hat Hessian) / m_hat Stein at the last channel evaluation: nonzero where prox "
+                  "minima compete"},
+      {.name = "hat_V_rel_diff", .meaning = "(V_hat Stein - V_hat Hessian) / V_hat Stein, likewise"},
+      {.name = "delta_eff",
+       .meaning = "delta = sqrt(q_hat)/m_hat: noise level of the effective matrix-denoising problem Y = S* + delta G "
+                  "(G a GOE with semicircle on [-2, 2])"},
+      {.name = "eps", .meaning = "eps = 2 lambda / m_hat: the soft threshold on the eigenvalues of Y (0 for direct)"},
+      {.name = "s", .meaning = "scale s of the estimator S_hat = s f(Y): m_hat/V_hat (PSD) or m_hat/(V_hat + 4 lambda) "
+                               "(direct)"},
+      {.name = "mse_s", .meaning = "(1/d) ||S_hat - S*||_F^2 = Q0 + q - 2m, Q0 = 1 + k0"},
+      {.name = "test_clean",
+       .meaning = "test error E ||sigma_beta(h(S_hat)) - sigma_beta0(h(S*))||_F^2 per fresh sequence, noiseless labels"},
+      {.name = "test_noisy", .meaning = "the same test error against fresh noisy labels (what the paper plots)"},
+      {.name = "objective_per_d2",
+       .meaning = "the ERM objective / d^2: alpha train_loss + lambda (1/d) Tr S_hat (factorised, psd-nuclear) or "
+                  "+ lambda q (direct)"},
+      {.name = "rank_fraction", .meaning = "fraction of nonzero eigenvalues of S_hat (rank / d)"},
+      {.name = "atom_at_0", .meaning = "1 - rank_fraction: mass of the zero eigenvalues of S_hat (0 for direct)"},
+      {.name = "trace_per_d", .meaning = "(1/d) Tr S_hat"},
+      {.name = "rank_capped",
+       .meaning = "1 if the factorised width k < 1 caps the rank below the soft-threshold rank (top-kd eigenvalues "
+                  "kept), else 0"},
+      {.name = "frac_two_minima",
+       .meaning = "fraction of the channel's QMC points whose prox has competing minima (last evaluation)"},
+      {.name = "eig_quantiles",
+       .meaning = "quantiles of the eigenvalue law of S_hat (d -> infinity, zero atom included) at levels 0, 0.01, "
+                  "..., 1 (101 numbers)"},
+      {.name = "eig_grid", .meaning = "200 equispaced eigenvalues over the continuous part of the law of S_hat"},
+      {.name = "eig_density",
+       .meaning = "density of the continuous part of the law of S_hat on eig_grid (integrates to 1 - atom_at_0)"},
+      {.name = "eig_support", .meaning = "support of the continuous part: [lo, hi] intervals, increasing"},
+      {.name = "target_grid", .meaning = "200 eigenvalues over the support of the target's law (sqrt(k0) times "
+                                         "Marchenko-Pastur of ratio 1/k0)"},
+      {.name = "target_density", .meaning = "density of the target's continuous part on target_grid (mass k0)"},
+      {.name = "target_atom_at_0", .meaning = "mass 1 - k0 of the target's zero eigenvalues"},
+  };
   m.solve = [](const grid::point& p, const run_context&) {
     auto options = tied_theory_options(p);
     options.tolerance = option_number(p, "tol");

@@ -38,6 +38,38 @@ method_descriptor describe_tied_threshold() {
       {"alpha-tol", vt::real, "0.005", "width at which the bisection stops", {}, 1e-8, 1},
       lambda_max, lambda_min, tied_hats_option(), tied_qmc_points_option(true),
   };
+  {
+    const std::string rs = "interpolation = rs";
+    m.outputs = {
+        {.name = "alpha_rec",
+         .meaning = "recovery threshold alpha_rec = (delta_sd/d^2)/(L - 1), L = T(T+1)/2 (Delta = 0, lambda -> 0+; "
+                    "docs/theory.md §T5)"},
+        {.name = "stat_dim_per_d2",
+         .meaning = "statistical dimension delta_sd/d^2 of the descent cone of the PSD trace norm at S* (1/2 for "
+                    "direct)"},
+        {.name = "t_opt", .meaning = "the t minimising the PSD statistical-dimension formula (0 for direct)"},
+        {.name = "alpha_interp_lower",
+         .meaning = "lower end of the bracket of the interpolation threshold from the conic bound (PSD); alpha_rec "
+                    "for direct"},
+        {.name = "alpha_interp",
+         .meaning = "interpolation threshold: the lambda -> 0+ extrapolation of the alphas where the RS response "
+                    "exponent log(V(lambda2)/V(lambda1))/log(lambda1/lambda2) crosses 1/2",
+         .condition = rs},
+        {.name = "alpha_interp_uncertainty", .meaning = "half-width of the interval claimed for alpha_interp",
+         .condition = rs},
+        {.name = "alpha_interp_lo", .meaning = "alpha_interp - alpha_interp_uncertainty", .condition = rs},
+        {.name = "alpha_interp_hi", .meaning = "alpha_interp + alpha_interp_uncertainty", .condition = rs},
+        {.name = "alpha_interp_last", .meaning = "the crossing of the last (smallest) decade pair of penalties",
+         .condition = rs},
+        {.name = "alpha_interp_step_ratio",
+         .meaning = "ratio r of the geometric extrapolation of the crossings (0 when not geometric)", .condition = rs},
+        {.name = "fixed_points", .meaning = "RS fixed points solved by the bisections", .condition = rs},
+        {.name = "alpha_interp_crossings",
+         .meaning = "every crossing as a row [lambda1, lambda2, alpha], in decreasing lambda", .condition = rs},
+        {.name = "alpha_interp_extrapolation",
+         .meaning = "how alpha_interp was extrapolated: geometric, last-step or single", .condition = rs},
+    };
+  }
   m.solve = [](const grid::point& p, const run_context&) {
     auto problem = tied_problem_without_alpha(p);
     const auto conic = tied::conic_threshold(problem);

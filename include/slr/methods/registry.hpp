@@ -50,6 +50,18 @@ struct run_context {
   const grid::result_record* warm_start = nullptr;
 };
 
+/// One output of a method: a key of its `slr-sweep point` JSON and a column of the archive. Result
+/// columns keep their dotted names (order_parameters.m_kk); keys of the JSON extras are declared
+/// as the archive's readers flatten them: nested objects joined with '.', arrays whole (one output).
+struct output_spec {
+  std::string name;
+  std::string meaning; ///< what the quantity is, its normalisation (one or two sentences)
+  std::string unit{};  ///< "" where dimensionless
+  /// Empty: every solve that finishes emits it. Otherwise when it is emitted, e.g. "optimizer =
+  /// gradient-flow": the outputs test runs need not produce it.
+  std::string condition{};
+};
+
 struct method_descriptor {
   std::string model = "slr"; ///< the model family whose points it solves
   std::string name;          ///< unique within its model
@@ -62,6 +74,10 @@ struct method_descriptor {
   /// evolution), whose points take α but no r_k, r_v (they are cleared to keep identities canonical).
   bool uses_regularisation = true;
   std::vector<option_spec> options;
+  /// Every key its records can carry beyond the point's parameters and status / message: the
+  /// result columns it sets, its method columns and its extra JSON keys, in output order. The
+  /// registry appends what solve_point adds to every record (wall_s).
+  std::vector<output_spec> outputs;
   std::function<grid::result_record(const grid::point&, const run_context&)> solve;
   /// Estimated single-thread wall time in seconds (for scheduling most-expensive-first).
   std::function<double(const grid::point&)> cost_seconds;
@@ -76,6 +92,8 @@ struct method_descriptor {
 };
 
 [[nodiscard]] const std::vector<method_descriptor>& all_methods();
+/// The declaration of an output of a method, or nullptr.
+[[nodiscard]] const output_spec* find_output(const method_descriptor& method, std::string_view name) noexcept;
 /// A method of single-location regression; throws std::invalid_argument naming the known methods.
 [[nodiscard]] const method_descriptor& find_method(std::string_view name);
 /// A method of a model; throws std::invalid_argument naming the model's methods.
