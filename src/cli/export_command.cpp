@@ -52,6 +52,10 @@ std::function<int()> add_export_command(CLI::App& app) {
     if (args->output.empty()) throw std::invalid_argument("--output: empty path");
     if (args->output != "-") check_output_path(args->output, {args->input.path}, args->force);
     const auto points = args->input.load_filtered();
+    // An empty export is a filter that went wrong, not a result (load_filtered said why on stderr);
+    // nothing is written.
+    if (points.rows() == 0)
+      throw std::invalid_argument(args->input.path + ": no point to export (the filters keep no row)");
 
     if (args->format == "csv") {
       query::query_options options;

@@ -226,6 +226,14 @@ with tempfile.TemporaryDirectory() as tmp:
         lines = result.stderr.strip().splitlines()
         check(len(lines) == 1 and name in lines[0], f"{args}: error message {result.stderr!r}")
 
+    # A filter that keeps no row: export refuses (exit 2), says why, and writes nothing.
+    empty_csv = os.path.join(tmp, "empty.csv")
+    for fmt in ("csv", "grid"):
+        result = run("export", archive, "--format", fmt, "-o", empty_csv, "--where", "alpha>1e9", expect=2)
+        check("matches no row" in result.stderr and "no point to export" in result.stderr,
+              f"empty {fmt} export: {result.stderr!r}")
+        check(not os.path.exists(empty_csv), f"empty {fmt} export wrote {empty_csv}")
+
     # --- plot: every figure, PNG and SVG
     figures = os.path.join(tmp, "figures")
     job = slr_sweep.attributes(archive)["job_name"]
