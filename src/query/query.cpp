@@ -213,11 +213,71 @@ query_result run_query(const table& points, const query_options& options) {
   table t = filter_status(filter(points, options.where), options.statuses);
   const bool all_columns = options.columns.size() == 1 && options.columns.front() == "all";
   std::vector<std::string> keys;
+  // With --group-by, --columns may name aggregates (count, test_risk_mean, …): then exactly the keys
+  // and those columns come out, their sources aggregated. A plain column name stands for its
+  // statistics (and the count comes with them, as without aggregate names).
+  std::vector<std::string> aggregate_selection, aggregate_sources, aggregate_statistics = options.statistics;
+  if (!options.group_by.empty() && !options.columns.empty() && !all_columns) {
+    const auto keys_here = expand_keys(t, options.group_by, "--group-by");
+    const std::vector<std::string> defaults = {"mean", "std", "min", "max"};
+    if (aggregate_statistics.empty()) aggregate_statistics = defaults;
+    bool aggregates = false;
+    for (const auto& c : options.columns) {
+      if (contains(keys_here, c)) continue;
+      if (c == "count") {
+        aggregates = true;
+        continue;
+      }
+      if (t.find(c) != nullptr) {
+        if (!contains(aggregate_sources, c)) aggregate_sources.push_back(c);
+        continue;
+      }
+      std::string source, statistic;
+      for (const auto& stat : statistic_names()) {
+        const std::string suffix = "_" + stat;
+        if (c.size() > suffix.size() && c.ends_with(suffix) && t.find(c.substr(0, c.size() - suffix.size())) != nullptr)
+          source = c.substr(0, c.size() - suffix.size()), statistic = stat;
+      }
+      if (source.empty()) {
+        aggregate_sources.push_back(c); // unknown: group_by names it
+        continue;
+      }
+      aggregates = true;
+      if (!contains(aggregate_sources, source)) aggregate_sources.push_back(source);
+      if (!contains(aggregate_statistics, statistic)) {
+        if (!options.statistics.empty())
+          throw std::invalid_argument("--columns: '" + c + "' needs the statistic " + statistic +
+                                      ", which --stats leaves out");
+        aggregate_statistics.push_back(statistic);
+      }
+    }
+    if (aggregates) {
+      aggregate_selection = keys_here;
+      for (const auto& c : options.columns) {
+        if (contains(aggregate_selection, c)) continue;
+        if (c != "count" && t.find(c) != nullptr) {
+          for (const auto& stat : options.statistics.empty() ? defaults : options.statistics)
+            aggregate_selection.push_back(c + "_" + stat);
+        } else {
+          aggregate_selection.push_back(c);
+        }
+      }
+    }
+  }
   if (!options.group_by.empty()) {
     group_by_options g;
     g.keys = options.group_by;
-    g.statistics = options.statistics;
-    if (!options.columns.empty() && !all_columns) {
+    g.statistics = aggregate_selection.empty() ? options.statistics : aggregate_statistics;
+    if (!aggregate_selection.empty()) {
+      g.values = aggregate_sources;
+      if (!options.min_over.empty()) {
+        const std::string objective = options.minimise.empty() ? "test_risk" : options.minimise;
+        for (const auto& risk : options.minimise.empty() ? std::vector<std::string>{"test_risk", "risk"}
+                                                          : std::vector<std::string>{objective})
+          if (t.find(risk) != nullptr && !contains(g.values, risk)) g.values.push_back(risk);
+        if (!contains(g.statistics, std::string("mean"))) g.statistics.emplace_back("mean");
+      }
+    } else if (!options.columns.empty() && !all_columns) {
       g.values = options.columns;
       if (!options.min_over.empty()) {
         if (!options.minimise.empty()) {
@@ -247,6 +307,10 @@ query_result run_query(const table& points, const query_options& options) {
     result.groups_without_risk = m.groups_without_risk;
   }
 
+  if (!aggregate_selection.empty()) {
+    result.rows = t.select(aggregate_selection, "--columns");
+    return result;
+  }
   if (!options.group_by.empty() || all_columns) {
     result.rows = std::move(t);
     return result;

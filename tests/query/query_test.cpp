@@ -256,6 +256,36 @@ TEST_F(QueryTest, GroupByAggregatesOverRepeats) {
   }
 }
 
+TEST_F(QueryTest, GroupByColumnsNameAggregatesExactly) {
+  query::query_options options;
+  options.where = "method=fixed-point";
+  options.statuses = {"ok"};
+  options.group_by = {"activation", "alpha", "r_k"};
+  options.columns = {"count", "test_risk_mean", "test_risk_count"};
+  auto t = query::run_query(points(), options).rows;
+  EXPECT_EQ(t.names(), (std::vector<std::string>{"activation", "alpha", "r_k", "count", "test_risk_mean",
+                                                 "test_risk_count"}));
+  ASSERT_EQ(t.rows(), 8u);
+  EXPECT_EQ(t.at("count", "").numbers[0], 2.0);
+  EXPECT_NEAR(t.at("test_risk_mean", "").numbers[0],
+              (risk_of("linear", 1.0, 0.1, 0) + risk_of("linear", 1.0, 0.1, 1)) / 2, 1e-15);
+  // With --min-over: still exactly the columns asked for (the minimised mean is not appended).
+  options.group_by = {"activation", "alpha", "r_k", "r_v"};
+  options.min_over = {"r_k", "r_v"};
+  options.columns = {"r_k", "test_risk_mean"};
+  t = query::run_query(points(), options).rows;
+  EXPECT_EQ(t.names(), (std::vector<std::string>{"activation", "alpha", "r_k", "r_v", "test_risk_mean"}));
+  ASSERT_EQ(t.rows(), 4u);
+  for (std::size_t r = 0; r < t.rows(); ++r)
+    EXPECT_EQ(t.at("r_k", "").numbers[r], best_r(t.at("alpha", "").numbers[r]));
+  // A statistic that --stats leaves out is refused by name.
+  options.min_over.clear();
+  options.group_by = {"activation", "alpha"};
+  options.columns = {"test_risk_max"};
+  options.statistics = {"mean"};
+  EXPECT_THROW((void)query::run_query(points(), options), std::invalid_argument);
+}
+
 TEST_F(QueryTest, GroupByThenMinOver) {
   query::query_options options;
   options.where = "method=fixed-point";
