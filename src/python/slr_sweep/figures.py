@@ -1367,11 +1367,15 @@ def _tied_series(ax, view, here, theory_y, erm_y, erm_stderr=None, parametrisati
     return alphas, not_ok
 
 
-def _thresholds(ax, view, setting):
+def _thresholds(ax, view, setting, curves=None):
     """Vertical dotted lines at the recovery threshold(s) (method recovery-threshold) of a setting, and
-    dash-dotted ones at the interpolation threshold where it was computed; returns their alphas."""
-    rows = np.flatnonzero(_mask_method(view, "recovery-threshold") & _ok(view) &
-                          _setting_rows(view, setting, strict=False))
+    dash-dotted ones at the interpolation threshold where it was computed; returns their alphas.
+    curves: the rows the panel draws; a threshold is drawn only for a parametrisation among them (a
+    direct model's threshold means nothing on a figure of the factorised one)."""
+    rows = _mask_method(view, "recovery-threshold") & _ok(view) & _setting_rows(view, setting, strict=False)
+    if curves is not None:
+        rows &= np.isin(view["parametrisation"], _parametrisations(view, curves))
+    rows = np.flatnonzero(rows)
     order = {p: j for j, p in enumerate(PARAMETRISATION_ORDER)}
     rows = sorted(rows, key=lambda i: (order.get(view["parametrisation"][i], len(order)), view["parametrisation"][i]))
     drawn, out = set(), []
@@ -1416,7 +1420,7 @@ def tied_learning_curve(cols):
                                                 ("test_noisy", "test error (noisy labels)"))):
             ax = axes[2 * row + column]
             alphas, not_ok = _tied_series(ax, view, here, name, name, name + "_stderr")
-            alphas += _thresholds(ax, view, setting)
+            alphas += _thresholds(ax, view, setting, here & curves)
             _legend_not_ok(ax, not_ok)
             _tied_log_axes(ax, alphas)
             ax.set_xlabel("α = n/d²")
@@ -1600,7 +1604,7 @@ def tied_rank(cols):
     for ax, setting in zip(axes, settings):
         here = tied & _setting_rows(view, setting)
         alphas, not_ok = _tied_series(ax, view, here, "rank_fraction", "rank_rel_1e3")
-        alphas += _thresholds(ax, view, setting)
+        alphas += _thresholds(ax, view, setting, here & rows)
         # Reference levels (docs/theory.md §T4): the target's rank k0; the large-alpha limit of the
         # estimator's rank at Δ > 0, (1 + k0)/2 (half of the target's smeared null space survives
         # the threshold); the width caps k < 1 of factorised students (rank ≤ k d).
