@@ -9,6 +9,8 @@
 
 #include "slr/methods/registry.hpp"
 
+#include "markdown.hpp"
+
 namespace slr::cli {
 namespace {
 
@@ -17,11 +19,6 @@ struct outputs_arguments {
   std::string format = "markdown";
 };
 
-// A table cell: '|' would end the cell.
-std::string cell(std::string text) {
-  for (std::size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2)) text.replace(at, 1, "\\|");
-  return text;
-}
 
 std::string when(const methods::output_spec& output) {
   return output.condition.empty() ? "always" : output.condition;
@@ -31,8 +28,8 @@ void print_markdown(std::ostream& out, const methods::method_descriptor& method)
   out << "### `" << method.name << "`\n\n" << method.summary << ".\n\n";
   out << "| output | unit | emitted | meaning |\n|---|---|---|---|\n";
   for (const auto& output : method.outputs)
-    out << "| `" << output.name << "` | " << cell(output.unit) << " | " << cell(when(output)) << " | "
-        << cell(output.meaning) << " |\n";
+    out << "| `" << output.name << "` | " << markdown_cell(output.unit) << " | " << markdown_cell(when(output))
+        << " | " << markdown_cell(output.meaning) << " |\n";
 }
 
 nlohmann::ordered_json to_json(const methods::method_descriptor& method) {
@@ -73,7 +70,7 @@ std::function<int()> add_outputs_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("outputs",
                                  "Print the declared outputs of each listed method (name, unit, when emitted, "
                                  "meaning) as Markdown tables or JSON");
-  cmd->add_option("--model", args->model, "Only the methods of this model (slr, tied-attention)");
+  cmd->add_option("--model", args->model, "Only the methods of this model (" + model_names() + ")");
   cmd->add_option("--format", args->format, "markdown or json")
       ->check(CLI::IsMember({"markdown", "json"}))
       ->capture_default_str();

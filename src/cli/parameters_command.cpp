@@ -9,6 +9,8 @@
 #include "slr/grid/parameter.hpp"
 #include "slr/methods/registry.hpp"
 
+#include "markdown.hpp"
+
 namespace slr::cli {
 namespace {
 
@@ -31,11 +33,6 @@ std::string used_by(const methods::model_descriptor& model, const std::string& p
   return all ? "all" : names;
 }
 
-// A table cell: '|' would end the cell.
-std::string cell(std::string text) {
-  for (std::size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2)) text.replace(at, 1, "\\|");
-  return text;
-}
 
 } // namespace
 
@@ -44,7 +41,7 @@ std::function<int()> add_parameters_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("parameters",
                                  "Print the declared parameters of each model (type, range, default, meaning, the "
                                  "methods that take it) as Markdown tables or JSON");
-  cmd->add_option("--model", args->model, "Only this model (slr, tied-attention)");
+  cmd->add_option("--model", args->model, "Only this model (" + model_names() + ")");
   cmd->add_option("--format", args->format, "markdown or json")
       ->check(CLI::IsMember({"markdown", "json"}))
       ->capture_default_str();
@@ -58,8 +55,8 @@ std::function<int()> add_parameters_command(CLI::App& app) {
       if (args->format == "markdown") {
         std::cout << "| parameter | values | meaning | methods |\n|---|---|---|---|\n";
         for (const auto& spec : model.parameters)
-          std::cout << "| `" << spec.name << "` | " << cell(grid::describe(spec)) << " | " << cell(spec.help) << " | "
-                    << used_by(model, spec.name) << " |\n";
+          std::cout << "| `" << spec.name << "` | " << markdown_cell(grid::describe(spec)) << " | "
+                    << markdown_cell(spec.help) << " | " << used_by(model, spec.name) << " |\n";
       } else {
         auto& list = json[model.name] = nlohmann::ordered_json::array();
         for (const auto& spec : model.parameters) {
