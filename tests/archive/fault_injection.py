@@ -83,6 +83,17 @@ nu = {linspace = [0.5, 8, 24]}
 name = "bayes"
 samples = 300000
 """
+# The early-signal job: its points take ~0.4 s each (10 on 2 ranks: ~2 s), so that a signal sent
+# 0.1-0.5 s after the start reaches a sweep that is starting or running, never one that has
+# already finished and whose mpirun is tearing down.
+EARLY_JOB = """name = "faults-early"
+seed = 80
+[grid]
+nu = {linspace = [0.5, 8, 10]}
+[[method]]
+name = "bayes"
+samples = 1000000
+"""
 # A job with every method of the SLR model, and one with every method of tied attention: every
 # kind of row (ERM's D beside the D asked for, trajectories, chains) goes through .h5 -> journal.
 EVERY_SLR_METHOD = """name = "faults-every-slr-method"
@@ -636,14 +647,18 @@ def point_text(point_id):
     return format(point_id, "016x")
 
 
-def early_signals(work, reference, job_path, delays):
-    """SIGUSR1 to mpirun within the first 0.5 s of a 2-rank run (while the ranks start): the ranks
-    catch it and the sweep ends with exit 3 (or 0 if it finished first, 2 before anything was
-    created), never killed by the signal; `resume` then completes to the uninterrupted archive."""
+def early_signals(work, delays):
+    """SIGUSR1 to mpirun within the first 0.5 s of a 2-rank run of EARLY_JOB (while the ranks start
+    or run): the ranks catch it and the sweep ends with exit 3 (or 0 if it finished first, 2 before
+    anything was created), never killed by the signal; `resume` then completes to the uninterrupted
+    archive."""
     launcher = os.environ.get("SLR_MPIEXEC")
     if not launcher:
         print("early-signals: SKIPPED (no SLR_MPIEXEC)")
         return
+    early = os.path.join(work, "early")
+    os.makedirs(early)
+    job_path, reference = reference_run(early, "early.toml", EARLY_JOB)
     codes = {}
     for delay in delays:
         d = os.path.join(work, f"usr1-{delay}")
@@ -849,8 +864,7 @@ def main():
         timed("h5 alone", h5_alone, rng, work, args.h5_flips)
         timed("h5 flips beside journal", h5_flips_beside_journal, rng, work, args.h5_flips_journal)
         timed("h5 text edits", h5_text_edits, rng, work, args.text_edits)
-        timed("early signals", early_signals, work, reference, job_path,
-              [float(d) for d in args.signal_delays.split(",")])
+        timed("early signals", early_signals, work, [float(d) for d in args.signal_delays.split(",")])
         timed("salvage kill", salvage_kill, rng, work, reference, args.kills)
         timed("refusals", refusals, work, reference)
         timed("full disk", full_disk, work, reference, job_path)
