@@ -75,6 +75,8 @@ repeats = 2
 name = "bayes"
 samples = 300
 """  # 64 points, milliseconds each
+# Points of ~0.1 s (24 on 2 ranks: ~1.5 s): a sweep that is still starting or running when a signal
+# comes 0.1-0.5 s after its start (never one already finished, whose mpirun is tearing down).
 SLOW_JOB = """name = "faults-slow"
 seed = 78
 [grid]
@@ -82,17 +84,6 @@ nu = {linspace = [0.5, 8, 24]}
 [[method]]
 name = "bayes"
 samples = 300000
-"""
-# The early-signal job: its points take ~0.4 s each (10 on 2 ranks: ~2 s), so that a signal sent
-# 0.1-0.5 s after the start reaches a sweep that is starting or running, never one that has
-# already finished and whose mpirun is tearing down.
-EARLY_JOB = """name = "faults-early"
-seed = 80
-[grid]
-nu = {linspace = [0.5, 8, 10]}
-[[method]]
-name = "bayes"
-samples = 1000000
 """
 # A job with every method of the SLR model, and one with every method of tied attention: every
 # kind of row (ERM's D beside the D asked for, trajectories, chains) goes through .h5 -> journal.
@@ -648,7 +639,7 @@ def point_text(point_id):
 
 
 def early_signals(work, delays):
-    """SIGUSR1 to mpirun within the first 0.5 s of a 2-rank run of EARLY_JOB (while the ranks start
+    """SIGUSR1 to mpirun within the first 0.5 s of a 2-rank run of SLOW_JOB (while the ranks start
     or run): the ranks catch it and the sweep ends with exit 3 (or 0 if it finished first, 2 before
     anything was created), never killed by the signal; `resume` then completes to the uninterrupted
     archive."""
@@ -658,7 +649,7 @@ def early_signals(work, delays):
         return
     early = os.path.join(work, "early")
     os.makedirs(early)
-    job_path, reference = reference_run(early, "early.toml", EARLY_JOB)
+    job_path, reference = reference_run(early, "slow.toml", SLOW_JOB)
     codes = {}
     for delay in delays:
         d = os.path.join(work, f"usr1-{delay}")
