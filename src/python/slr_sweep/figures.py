@@ -1268,11 +1268,11 @@ def _tied_title(setting):
     return ", ".join(parts)
 
 
-def _setting_rows(view, setting, strict=True):
-    """Rows at a setting of TIED_KEYS; strict=False also accepts NaN in a row (a parameter its method
-    does not use, e.g. lambda of recovery-threshold)."""
+def _setting_rows(view, setting, strict=True, keys=TIED_KEYS):
+    """Rows at a setting of `keys` (TIED_KEYS, or FAMILY_KEYS); strict=False also accepts NaN in a row
+    (a parameter its method does not use, e.g. lambda of recovery-threshold)."""
     mask = np.ones(_n(view), dtype=bool)
-    for key, value in zip(TIED_KEYS, setting):
+    for key, value in zip(keys, setting):
         column = view[key]
         match = _equal_mask(column, value)
         if not strict:
@@ -1640,20 +1640,12 @@ def _tuned_families(view, fp):
     parametrisations, each at two or more penalties lambda: there the penalty can be tuned per model."""
     out = []
     for family in _settings(view, fp, FAMILY_KEYS):
-        here = fp & _family_rows(view, family)
+        here = fp & _setting_rows(view, family, keys=FAMILY_KEYS)
         lambdas = [set(_finite_unique(view["lambda"][here & (view["parametrisation"] == p)]))
                    for p in ("factorised", "direct")]
         if len(lambdas[0]) > 1 and len(lambdas[1]) > 1:
             out.append(family)
     return out
-
-
-def _family_rows(view, family, strict=True):
-    mask = np.ones(_n(view), dtype=bool)
-    for key, value in zip(FAMILY_KEYS, family):
-        match = _equal_mask(view[key], value)
-        mask &= match | np.isnan(view[key]) if not strict else match
-    return mask
 
 
 def _tuned_theory(view, rows, parametrisation):
@@ -1708,8 +1700,8 @@ def _gap_points(fact, direct):
 def _factorised_vs_direct_tuned(axes, view, tied, family):
     """Four panels of one family with a lambda grid: (a) test_clean with lambda tuned per model, (b)
     at the paper's lambda, (c) the relative gap direct/factorised - 1 of both, (d) the tuned lambda."""
-    fp = tied & _mask_method(view, "fixed-point") & _ok(view) & _family_rows(view, family)
-    erm_rows = tied & _mask_method(view, "erm") & _ok(view) & _family_rows(view, family)
+    fp = tied & _mask_method(view, "fixed-point") & _ok(view) & _setting_rows(view, family, keys=FAMILY_KEYS)
+    erm_rows = tied & _mask_method(view, "erm") & _ok(view) & _setting_rows(view, family, keys=FAMILY_KEYS)
     lambdas_present = _finite_unique(view["lambda"][fp])
     equal = PAPER_LAMBDA if any(math.isclose(x, PAPER_LAMBDA) for x in lambdas_present) else \
         lambdas_present[len(lambdas_present) // 2]
@@ -1764,7 +1756,8 @@ def _factorised_vs_direct_tuned(axes, view, tied, family):
                 bars.lines[0].set_gid(f"gap-erm-{gid}:d={dd:g}")
     ax_gap.axhline(0, color="0.5", lw=0.8)
     alphas = [a for p in tuned for a in tuned[p]]
-    title = _tied_title(tuple(family[:2]) + (float("nan"),) + tuple(family[2:]))
+    at = TIED_KEYS.index("lambda")  # the title of the family: its setting without a lambda
+    title = _tied_title(tuple(family[:at]) + (float("nan"),) + tuple(family[at:]))
     for ax in (ax_tuned, ax_equal):
         _tied_log_axes(ax, alphas)
         ax.set_xlabel("α = n/d²")
@@ -1798,7 +1791,7 @@ def tied_factorised_vs_direct(cols):
     families = _tuned_families(view, rows & _mask_method(view, "fixed-point") & _ok(view))
     in_family = np.zeros(_n(view), dtype=bool)
     for family in families:
-        in_family |= _family_rows(view, family)
+        in_family |= _setting_rows(view, family, keys=FAMILY_KEYS)
     settings = [s for s in _tied_settings(view, rows & ~in_family)
                 if len(_parametrisations(view, rows & ~in_family & _setting_rows(view, s))) > 1]
     if not settings and not families:
